@@ -1,0 +1,123 @@
+"""Converting OpenAI chat messages and Anthropic messages to and from ``Message``."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from .messages import Message, ToolCall
+
+_OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+
+def text_of(content) -> str:
+    """The text of a content that is a string, None, or a list of parts/blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        part.get("text", "") if part.get("type") == "text" else text_of(part.get("content"))
+        for part in content
+        if isinstance(part, dict) and part.get("type") in ("text", "tool_result")
+    )
+
+
+def messages_of(item: dict, tool_names: dict) -> list:
+    """The messages one OpenAI- or Anthropic-style dict holds; records tool names it calls."""
+    role = _OPENAI_ROLES.get(item.get("role"))
+    if role is None:
+        raise ValueError(f"messages: unknown role {item.get('role')!r}")
+    content = item.get("content")
+    blocks = content if isinstance(content, list) else []
+    calls = [
+        ToolCall(call["id"], call["function"]["name"], call["function"].get("arguments", ""))
+        for call in item.get("tool_calls") or ()
+    ] + [
+        ToolCall(block["id"], block["name"], json.dumps(block.get("input", {})))
+        for block in blocks
+        if block.get("type") == "tool_use"
+    ]
+    tool_names.update((call.id, call.name) for call in calls)
+    if role == "tool":
+        call_id = item.get("tool_call_id")
+        return [Message("tool", text_of(content), tool_call_id=call_id, name=tool_names.get(call_id))]
+    results = [
+        Message("tool", text_of(block.get("content")), tool_call_id=block["tool_use_id"],
+                name=tool_names.get(block["tool_use_id"]))
+        for block in blocks
+        if block.get("type") == "tool_result"
+    ]
+    text = "\n".join(
+        block.get("text", "") for block in blocks if block.get("type") == "text"
+    ) if blocks else text_of(content)
+    if results:
+        return results + ([Message(role, text)] if text else [])
+    return [Message(role, text, tuple(calls), name=item.get("name"))]
+
+
+def from_openai(messages) -> list:
+    names: dict = {}
+    return [message for item in messages for message in messages_of(item, names)]
+
+
+def to_openai(messages) -> list:
+    result = []
+    for message in messages:
+        item = {"role": message.role, "content": message.content}
+        if message.role == "tool":
+            item["tool_call_id"] = message.tool_call_id
+        elif message.name is not None:
+            item["name"] = message.name
+        if message.tool_calls:
+            item["content"] = message.content or None
+            item["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ]
+        result.append(item)
+    return result
+
+
+def from_anthropic(messages, system: Optional[str] = None) -> list:
+    """``messages`` and the separate ``system`` parameter of an Anthropic call."""
+    names: dict = {}
+    head = [Message("system", text_of(system))] if system else []
+    return head + [message for item in messages for message in messages_of(item, names)]
+
+
+def to_anthropic(messages) -> tuple:
+    """``(system, messages)``: the latest system message's text, and the turns as blocks.
+
+    Consecutive tool results become one user message of ``tool_result`` blocks.
+    """
+    system = None
+    result: list = []
+    results = None
+    for message in messages:
+        if message.role == "tool":
+            if results is None:
+                results = []
+                result.append({"role": "user", "content": results})
+            results.append({"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content})
+            continue
+        results = None
+        if message.role == "system":
+            system = message.content
+        elif message.tool_calls:
+            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": _arguments(c.arguments)}
+                for c in message.tool_calls
+            ]
+            result.append({"role": "assistant", "content": blocks})
+        else:
+            result.append({"role": message.role, "content": message.content})
+    return system, result
+
+
+def _arguments(arguments: str):
+    try:
+        return json.loads(arguments) if arguments else {}
+    except json.JSONDecodeError:
+        return {"arguments": arguments}
