@@ -1,0 +1,5 @@
+"""`python -m chatbound`."""
+
+from .cli import main
+
+main(prog_name="chatbound")

@@ -1,0 +1,81 @@
+"""Analyze one file: parse once, one metadata wrapper, every rule in one traversal."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from .findings import FileError, Finding, with_fingerprints
+from .rule import Rule, RuleContext
+from .suppressions import apply_suppressions, bare_warnings, read_suppressions
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _syntax_error(exc: cst.ParserSyntaxError, source: bytes | str) -> str:
+    """CPython's own message where it has one (it names Python 2 prints), else LibCST's."""
+    try:
+        compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py:
+        if py.lineno:
+            return f"syntax error at {py.lineno}:{py.offset or 1}: {one_line(py.msg)}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    match = re.search(r"error at (\d+):(\d+): (.*)", exc.message, re.S)
+    if match:
+        line, col, detail = match.groups()
+        detail = one_line(detail)
+        return f"syntax error at {line}:{int(col) + 1}: {detail[:120] + '...' if len(detail) > 120 else detail}"
+    return f"syntax error: {one_line(exc.message)}"
+
+
+def describe_error(exc: BaseException, source: bytes | str = b"") -> str:
+    """A one-line cause for a file that could not be analyzed."""
+    if isinstance(exc, cst.ParserSyntaxError):
+        return _syntax_error(exc, source)
+    if isinstance(exc, UnicodeError):
+        return f"cannot decode the file: {one_line(exc)}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to analyze (recursion limit reached)"
+    if isinstance(exc, MemoryError):
+        return "too large to analyze (out of memory)"
+    return f"internal error while analyzing: {type(exc).__name__}: {one_line(exc)}"
+
+
+def analyze_source(
+    source: bytes | str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    options: dict[str, Any] | None = None,
+) -> FileResult:
+    """Findings for one file, or an error naming the cause; never raises for bad input."""
+    result = FileResult(path)
+    try:
+        module = cst.parse_module(source)
+        context = RuleContext(path=path, module=module, options=dict(options or {}))
+        if rules:
+            MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(
+                [rule(context) for rule in rules]
+            )
+    except Exception as exc:  # one bad file must never stop the run
+        result.error = FileError(path, describe_error(exc, source))
+        return result
+    suppressions = read_suppressions(module.code)
+    result.warnings = bare_warnings(path, suppressions)
+    result.findings = with_fingerprints(apply_suppressions(context.findings, suppressions))
+    return result

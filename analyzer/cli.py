@@ -1,0 +1,142 @@
+"""The command line: wires options to the runner and the reporters, nothing more."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import ConfigError, Settings, load_settings
+from .findings import Finding, Severity
+from .registry import all_rules, rule_by_id, unknown_codes
+from .reporters.text import summary
+from .runner import RunResult, run
+
+FORMATS = ("text", "concise", "json", "sarif", "github")
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: tuple[str, ...]) -> list[str]:
+    codes = [c.strip().upper() for v in values for c in v.split(",") if c.strip()]
+    bad = unknown_codes(codes)
+    if bad:
+        raise click.UsageError(f"unknown rule or prefix {bad[0]!r} (see `chatbound rules`)")
+    return codes
+
+
+def _patterns(values: tuple[str, ...]) -> list[str]:
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+
+
+def _colour(stream) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def _settings(paths: list[Path], config: Path | None, **overrides) -> Settings:
+    try:
+        settings = load_settings(paths, config)
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    for key, value in overrides.items():
+        if value:
+            setattr(settings, key, value)
+    return settings
+
+
+def _statistics(findings: list[Finding]) -> str:
+    counts = Counter(f.rule_id for f in findings)
+    lines = []
+    for rule_id, count in counts.most_common():
+        rule = rule_by_id(rule_id)
+        lines.append(f"{count:>5}  {rule_id:<28} [{rule.SEVERITY.label}] {rule.SUMMARY}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def exit_code(result: RunResult, fail_on: Severity, exit_zero: bool) -> int:
+    if result.errors:
+        return EXIT_ERROR
+    if not exit_zero and any(f.severity >= fail_on for f in result.active):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="chatbound")
+def main() -> None:
+    """Find chat code that pays for its whole history on every model call."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, help="Rule ids or prefixes to run (comma-separated).")
+@click.option("--ignore", multiple=True, help="Rule ids or prefixes to skip (comma-separated).")
+@click.option("--exclude", multiple=True, help="Replace the exclude patterns (gitignore syntax).")
+@click.option("--extend-exclude", multiple=True, help="Add exclude patterns.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--output-file", "-o", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
+@click.option("--fail-on", type=click.Choice(["low", "medium", "high"]), help="Lowest severity that fails the run.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this TOML file.")
+@click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by `# chatbound: ignore`.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no warnings.")
+def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
+          statistics, fail_on, exit_zero, config, show_suppressed, quiet) -> None:
+    """Check PATHS (default: the current directory)."""
+    paths = list(paths) or [Path(".")]
+    settings = _settings(
+        paths, config,
+        select=_codes(select), ignore=_codes(ignore), exclude=_patterns(exclude),
+        extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
+    )
+    result = run(paths, settings, force_exclude=force_exclude)
+    for error in result.errors:
+        click.echo(f"error: {error}", err=True)
+    if not quiet:
+        for warning in result.warnings:
+            click.echo(f"warning: {warning}", err=True)
+
+    shown = result.findings if show_suppressed else result.active
+    stream = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
+    try:
+        if statistics:
+            stream.write(_statistics(result.active))
+        else:
+            reporter = importlib.import_module(f"chatbound.reporters.{output_format}")
+            stream.write(reporter.render(result, shown, colour=not output_file and _colour(sys.stdout)))
+            if output_format == "text" and not quiet:
+                stream.write(("\n" if shown else "") + summary(result) + "\n")
+    finally:
+        if output_file:
+            stream.close()
+    sys.exit(exit_code(result, settings.fail_on, exit_zero))
+
+
+@main.command("rules")
+def list_rules() -> None:
+    """List every rule: id, severity, what it finds."""
+    for rule in all_rules():
+        click.echo(f"{rule.ID:<28} {rule.SEVERITY.label:<7} {rule.SUMMARY}")
+
+
+@main.command("rule")
+@click.argument("rule_id")
+def show_rule(rule_id: str) -> None:
+    """Print a rule's documentation."""
+    rule = rule_by_id(rule_id)
+    if rule is None:
+        raise click.UsageError(f"unknown rule {rule_id!r} (see `chatbound rules`)")
+    click.echo(f"# {rule.ID} ({rule.NAME})\n\nSeverity: {rule.SEVERITY.label}\n\n{rule.SUMMARY}\n")
+    click.echo(rule.doc())
+    if rule.OPTIONS:
+        click.echo("\n## Options (`[tool.chatbound.options]`)")
+        for name, option in rule.OPTIONS.items():
+            click.echo(f"- `{name}` (default {option.default}): {option.help}")
+    click.echo(f"\nMore: {rule.help_url()}")

@@ -1,0 +1,112 @@
+"""What a run produces: findings (plain data, picklable) and per-file errors."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `--fail-on medium` means `severity >= MEDIUM`."""
+
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected low, medium or high)") from None
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range with 1-based lines and 1-based columns (end column exclusive)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Related:
+    """A secondary location: where a history is defined, grown, or handed off."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based positions with `text`."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A ready edit set for one finding; `safe` fixes are applied by `--fix`."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    severity: Severity
+    message: str
+    path: str
+    span: Span
+    suggestion: str = ""
+    related: tuple[Related, ...] = ()
+    fingerprint: str = ""
+    snippet: str = ""
+    scope: str = ""
+    statement_line: int = 0
+    suppressed: str | None = None
+    fix: Fix | None = None
+    properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.line, self.span.col, self.rule_id)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be analyzed: reported in one line, the run goes on."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def with_fingerprints(findings: list[Finding]) -> list[Finding]:
+    """Fingerprint by rule, path, enclosing scope and the flagged code, not by line.
+
+    Semgrep's scheme: the same text in the same function keeps its identity when lines
+    above it move; an occurrence index separates identical snippets in one scope.
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for finding in sorted(findings, key=lambda f: f.sort_key):
+        key = "\0".join((finding.rule_id, finding.path, finding.scope, " ".join(finding.snippet.split())))
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        digest = hashlib.sha256(f"{key}\0{index}".encode()).hexdigest()[:32]
+        out.append(replace(finding, fingerprint=digest))
+    return out

@@ -1,0 +1,15 @@
+"""One line per finding, the shape editors' problem matchers parse."""
+
+from __future__ import annotations
+
+from ..findings import Finding
+from ..runner import RunResult
+
+
+def line(finding: Finding) -> str:
+    span = finding.span
+    return f"{finding.path}:{span.line}:{span.col}: {finding.rule_id} [{finding.severity.label}] {finding.message}"
+
+
+def render(result: RunResult, findings: list[Finding], colour: bool = False) -> str:
+    return "".join(line(f) + "\n" for f in findings)

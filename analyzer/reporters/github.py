@@ -1,0 +1,35 @@
+"""GitHub Actions workflow commands: annotations on the pull request's diff."""
+
+from __future__ import annotations
+
+from ..findings import Finding, Severity
+from ..runner import RunResult
+
+LEVELS = {Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def line(finding: Finding) -> str:
+    s = finding.span
+    props = ",".join(
+        f"{key}={_property(str(value))}"
+        for key, value in (
+            ("file", finding.path), ("line", s.line), ("col", s.col),
+            ("endLine", s.end_line), ("endColumn", s.end_col), ("title", finding.rule_id),
+        )
+    )
+    message = finding.message + (f"\n{finding.suggestion}" if finding.suggestion else "")
+    return f"::{LEVELS[finding.severity]} {props}::{_data(message)}"
+
+
+def render(result: RunResult, findings: list[Finding], colour: bool = False) -> str:
+    lines = [line(f) for f in findings]
+    lines += [f"::error file={_property(e.path)},title=chatbound::{_data(e.message)}" for e in result.errors]
+    return "".join(entry + "\n" for entry in lines)

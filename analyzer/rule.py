@@ -1,0 +1,182 @@
+"""The rule base class: metadata, documentation, examples and `report()`.
+
+A rule is a LibCST batchable visitor (Fixit 2's model): every rule of a run visits the
+same tree in one traversal over one shared metadata wrapper.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from .findings import Finding, Fix, Related, Severity, Span
+
+HOMEPAGE = "https://github.com/chatbound/chatbound"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule setting read from `[tool.chatbound.options]`."""
+
+    type: type
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag, at this 1-based line and column."""
+
+    code: str
+    line: int
+    col: int
+    end_line: int | None = None
+    end_col: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Valid:
+    """An example the rule must not flag (plain strings in VALID mean the same)."""
+
+    code: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RuleContext:
+    """What a rule may know about the file it visits."""
+
+    path: str
+    module: cst.Module
+    options: dict[str, Any]
+    findings: list[Finding] = field(default_factory=list)
+
+
+SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Subclasses set the class attributes below and write their docs as the docstring.
+
+    The docstring has ruff's four sections (`## What it does`, `## Why is this bad?`,
+    `## Example`, `## Use instead`); `chatbound rule ID`, SARIF `help` and the README's
+    table all come from it.
+    """
+
+    ID: ClassVar[str]
+    NAME: ClassVar[str]
+    SEVERITY: ClassVar[Severity]
+    SUMMARY: ClassVar[str]
+    TAGS: ClassVar[tuple[str, ...]] = ("cost", "llm")
+    PRECISION: ClassVar[str] = "high"
+    OPTIONS: ClassVar[dict[str, Option]] = {}
+    VALID: ClassVar[Sequence[str | Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    METADATA_DEPENDENCIES = (
+        PositionProvider,
+        ParentNodeProvider,
+        ScopeProvider,
+        QualifiedNameProvider,
+    )
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+
+    # --- documentation -------------------------------------------------------------
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def section(cls, title: str) -> str:
+        match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", cls.doc(), re.S | re.M)
+        return match.group(1).strip() if match else ""
+
+    @classmethod
+    def full_description(cls) -> str:
+        """`What it does` and `Why is this bad?` as prose, within SARIF's 1024 characters."""
+        text = " ".join(
+            " ".join(cls.section(title).split()) for title in SECTIONS[:2]
+        ).strip()
+        return text if len(text) <= 1024 else text[:1021].rsplit(" ", 1)[0] + "..."
+
+    @classmethod
+    def help_url(cls) -> str:
+        return f"{HOMEPAGE}/blob/main/README.md#{cls.ID.lower()}"
+
+    # --- reporting -----------------------------------------------------------------
+
+    def option(self, name: str) -> Any:
+        return self.context.options.get(name, self.OPTIONS[name].default)
+
+    def span(self, node: cst.CSTNode) -> Span:
+        """1-based line and column: the one place LibCST's 0-based columns are converted."""
+        pos = self.get_metadata(PositionProvider, node)
+        return Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
+
+    def related(self, node: cst.CSTNode, message: str) -> Related:
+        return Related(self.span(node), message)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        suggestion: str = "",
+        related: Sequence[Related] = (),
+        fix: Fix | None = None,
+        properties: dict[str, Any] | None = None,
+    ) -> None:
+        statement = self._statement_of(node)
+        self.context.findings.append(
+            Finding(
+                rule_id=self.ID,
+                severity=self.SEVERITY,
+                message=message,
+                path=self.context.path,
+                span=self.span(node),
+                suggestion=suggestion,
+                related=tuple(related),
+                snippet=self.context.module.code_for_node(node),
+                scope=self._scope_of(node),
+                statement_line=self.span(statement).line if statement is not None else 0,
+                fix=fix,
+                properties=properties or {},
+            )
+        )
+
+    def _ancestors(self, node: cst.CSTNode):
+        while True:
+            try:
+                node = self.get_metadata(ParentNodeProvider, node)
+            except KeyError:
+                return
+            yield node
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        for parent in self._ancestors(node):
+            if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return parent
+        return None
+
+    def _scope_of(self, node: cst.CSTNode) -> str:
+        names = [
+            parent.name.value
+            for parent in self._ancestors(node)
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef))
+        ]
+        return ".".join(reversed(names))

@@ -1,0 +1,49 @@
+"""Every rule's own VALID and INVALID examples (Fixit's pattern): one test runs them all."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from chatbound.analysis import analyze_source
+from chatbound.registry import all_rules
+from chatbound.rule import Valid
+
+RULES = all_rules()
+
+
+def _cases(kind: str):
+    for rule in RULES:
+        for i, example in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, example, id=f"{rule.ID}-{kind.lower()}-{i}")
+
+
+def _run(rule, code: str, options: dict):
+    result = analyze_source(textwrap.dedent(code), "example.py", [rule], options)
+    assert result.error is None, result.error
+    return [f for f in result.findings if f.rule_id == rule.ID]
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID")))
+def test_valid_example_has_no_finding(rule, example):
+    example = example if isinstance(example, Valid) else Valid(example)
+    assert _run(rule, example.code, example.options) == []
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_example_is_found_at_its_position(rule, example):
+    findings = _run(rule, example.code, example.options)
+    assert [(f.rule_id, f.span.line, f.span.col) for f in findings] == [(rule.ID, example.line, example.col)]
+    if example.end_line is not None:
+        assert (findings[0].span.end_line, findings[0].span.end_col) == (example.end_line, example.end_col)
+    assert findings[0].message and findings[0].severity == rule.SEVERITY
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.ID for r in RULES])
+def test_rule_declares_its_metadata_and_docs(rule):
+    assert rule.ID and rule.NAME and rule.SUMMARY and rule.help_url().startswith("https://")
+    for title in ("What it does", "Why is this bad?", "Example", "Use instead"):
+        assert rule.section(title), f"{rule.ID} docs lack '## {title}'"
+    assert 0 < len(rule.full_description()) <= 1024
+    assert rule.VALID and rule.INVALID
