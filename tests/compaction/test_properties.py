@@ -1,0 +1,170 @@
+"""Property tests: the guarantees of a pass hold over random sessions.
+
+Sessions mix multi-tool loops, system messages at any position, preambles, and earlier
+passes (so boundaries and prior summaries), on both stores, with every window kind.
+"""
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatbound.compaction import (
+    InMemoryEventStore,
+    SessionService,
+    SQLiteEventStore,
+    WindowCompactionStrategy,
+    bounded_view,
+    last_events,
+    last_turns,
+    to_openai,
+    token_budget,
+)
+
+from .builders import A, S, T, U
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def turns(draw, first):
+    """One turn: a user message, tool loops of parallel calls with their results, a reply."""
+    n = draw(st.integers(first, first + 1000))
+    messages = [U(f"u{n}")]
+    for loop in range(draw(st.integers(0, 3))):
+        calls = [f"c{n}_{loop}_{k}" for k in range(draw(st.integers(1, 3)))]
+        messages.append(A("", *calls))
+        messages += [T(call, "r" * draw(st.integers(0, 30))) for call in draw(st.permutations(calls))]
+    if draw(st.booleans()):
+        messages.append(A("a" * draw(st.integers(1, 40))))
+    return messages
+
+
+@st.composite
+def histories(draw):
+    """Preamble, then turns, with system messages dropped in anywhere."""
+    messages = [draw(st.sampled_from([A("welcome"), S("sys0")])) for _ in range(draw(st.integers(0, 2)))]
+    for n in range(draw(st.integers(0, 7))):
+        messages += draw(turns(first=n * 1000))
+    for k in range(draw(st.integers(0, 3))):
+        messages.insert(draw(st.integers(0, len(messages))), S(f"sys{k + 1}"))
+    return messages
+
+
+windows = st.one_of(
+    st.integers(1, 8).map(last_events),
+    st.integers(1, 4).map(last_turns),
+    st.integers(1, 400).map(token_budget),
+)
+
+
+def summarizers():
+    def summarize(request):
+        return [U("sum?"), A(f"summary of {len(request.covered)}")]
+
+    return st.sampled_from([None, summarize, lambda request: []])
+
+
+def strategies():
+    return st.builds(WindowCompactionStrategy, windows, summarizers())
+
+
+def make_store(kind, folder):
+    return InMemoryEventStore() if kind == "memory" else SQLiteEventStore(Path(folder) / "s.db")
+
+
+def ids(events):
+    return [event.id for event in events]
+
+
+def check_pass(view, result, after, log_before, log_after):
+    assert log_after[: len(log_before)] == log_before
+    if result.unchanged:
+        assert log_after == log_before and ids(after) == ids(view)
+        return
+    summary = log_after[len(log_before) + 1 :]
+    assert ids(after) == ids(result.pinned) + ids(summary) + ids(result.preserved)
+    assert after[len(result.pinned) + len(summary)].starts_turn
+    prior = [event for event in view if event.synthetic]
+    assert [event for event in after if event.synthetic] == (summary if summary else prior)
+    systems = [event for event in view if event.role == "system"]
+    assert [event for event in after if event.role == "system"] == systems[-1:]
+    assert not systems or after[0] == systems[-1]
+    newest = max(i for i, event in enumerate(view) if event.starts_turn)
+    kept = set(ids(after))
+    assert all(event.id in kept for event in view[newest:] if event.role != "system")
+    assert set(ids(result.covered)) | set(ids(result.pinned)) | set(ids(result.preserved)) == set(ids(view))
+    assert len(result.covered) + len(result.pinned) + len(result.preserved) == len(view)
+    check_tool_pairs(after, view)
+
+
+def check_tool_pairs(after, before):
+    """No result without an earlier call; no call without every result it had before."""
+    called, answered = set(), set()
+    for event in after:
+        if event.role == "tool":
+            assert event.message.tool_call_id in called
+            answered.add(event.message.tool_call_id)
+        called.update(call.id for call in event.message.tool_calls)
+    results_before = {e.message.tool_call_id for e in before if e.role == "tool"}
+    assert called & results_before <= answered
+
+
+def run(kind, history, earlier, strategy):
+    with tempfile.TemporaryDirectory() as folder:
+        service = SessionService(make_store(kind, folder), estimator=len)
+        sid = service.create()
+        chunk = max(1, len(history) // (len(earlier) + 1))
+        for n, pass_ in enumerate(earlier):
+            service.append(sid, *history[n * chunk : (n + 1) * chunk])
+            service.compact(sid, lambda request: True, pass_)
+        service.append(sid, *history[len(earlier) * chunk :])
+
+        log_before, view = service.store.log(sid), service.view(sid)
+        result = service.compact(sid, lambda request: True, strategy)
+        log_after, after = service.store.log(sid), service.view(sid)
+        check_pass(view, result, after, log_before, log_after)
+
+        again = service.compact(sid, lambda request: True, strategy)
+        assert again.unchanged and service.store.log(sid) == log_after
+
+
+@pytest.mark.parametrize("kind, examples", [("memory", 500), ("sqlite", 60)])
+def test_a_pass_keeps_every_guarantee(kind, examples):
+    @settings(max_examples=examples, **SETTINGS)
+    @given(histories(), st.lists(strategies(), max_size=3), strategies())
+    def check(history, earlier, strategy):
+        run(kind, history, earlier, strategy)
+
+    check()
+
+
+@settings(max_examples=500, **SETTINGS)
+@given(
+    histories(),
+    st.one_of(st.none(), st.integers(1, 4)),
+    st.one_of(st.none(), st.integers(1, 8)),
+    st.one_of(st.none(), st.integers(1, 400)),
+)
+def test_bounded_view_keeps_every_guarantee(history, turns_, events_, tokens_):
+    if turns_ is None and events_ is None and tokens_ is None:
+        events_ = 3
+    messages = to_openai(history)
+    snapshot = [dict(m) for m in messages]
+    view = bounded_view(messages, last_turns=turns_, last_events=events_, max_tokens=tokens_, estimator=len)
+    assert messages == snapshot
+    positions = [next(i for i, m in enumerate(messages) if m is kept) for kept in view]
+    assert len(set(positions)) == len(view)
+    systems = [m for m in messages if m["role"] == "system"]
+    if systems and len(view) < len(messages):
+        assert view[0] is systems[-1]
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    if users:
+        assert all(any(m is k for k in view) for m in messages[users[-1]:] if m["role"] != "system")
+    called = set()
+    for m in view:
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in called
+        called.update(c["id"] for c in m.get("tool_calls") or ())
