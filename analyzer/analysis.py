@@ -62,12 +62,13 @@ def analyze_source(
     path: str,
     rules: Sequence[type[Rule]],
     options: dict[str, Any] | None = None,
+    directory: str = "",
 ) -> FileResult:
     """Findings for one file, or an error naming the cause; never raises for bad input."""
     result = FileResult(path)
     try:
         module = cst.parse_module(source)
-        context = RuleContext(path=path, module=module, options=dict(options or {}))
+        context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
         if rules:
             MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(
                 [rule(context) for rule in rules]

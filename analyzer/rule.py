@@ -61,6 +61,7 @@ class RuleContext:
     module: cst.Module
     options: dict[str, Any]
     findings: list[Finding] = field(default_factory=list)
+    directory: str = ""  # the file's folder, absolute, for data files it reads by literal path
 
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")

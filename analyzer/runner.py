@@ -46,7 +46,7 @@ def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileRe
         source = path.read_bytes()
     except OSError as exc:
         return FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
-    return analyze_source(source, shown, rules, options)
+    return analyze_source(source, shown, rules, options, directory=str(path.resolve().parent))
 
 
 def per_file_ignored(settings: Settings, finding: Finding, path: Path) -> bool:
