@@ -244,3 +244,28 @@ def test_rules_and_rule_commands():
 def test_version_and_module_entry_point():
     proc = subprocess.run([sys.executable, "-m", "chatbound", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("chatbound, version ")
+
+
+def test_config_option_reads_a_named_file(write):
+    root = write({"ci.toml": "[tool.chatbound]\nignore = ['RAG']\n", "app.py": BAD_TOP_K})
+    assert check(".", "--config", "ci.toml", cwd=root).exit_code == 0
+    missing = check(".", "--config", "nope.toml", cwd=root)
+    assert missing.exit_code == 2 and "config file nope.toml does not exist" in missing.output
+
+
+class _Stream:
+    def __init__(self, tty: bool):
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_colour_only_on_a_tty_and_never_with_no_color(monkeypatch):
+    from chatbound.cli import _colour
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert _colour(_Stream(True)) is True
+    assert _colour(_Stream(False)) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert _colour(_Stream(True)) is False
