@@ -121,3 +121,16 @@ def _arguments(arguments: str):
         return json.loads(arguments) if arguments else {}
     except json.JSONDecodeError:
         return {"arguments": arguments}
+
+
+def from_langchain(messages) -> list:
+    """LangChain messages (needs langchain-core, the optional extra) as ``Message``s."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    return from_openai(convert_to_openai_messages(list(messages)))
+
+
+def to_langchain(messages) -> list:
+    from langchain_core.messages import convert_to_messages
+
+    return convert_to_messages(to_openai(messages))

@@ -145,3 +145,16 @@ def test_anthropic_round_trip_groups_results_into_one_user_message():
         {"type": "tool_result", "tool_use_id": "b", "content": "rb"},
     ]}
     assert from_anthropic(messages, system=system) == [Message("system", "sys"), *two]
+
+
+def test_langchain_round_trip_when_langchain_core_is_installed():
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from chatbound.compaction.adapters import from_langchain, to_langchain
+
+    messages = from_openai(HISTORY)
+    converted = to_langchain(messages)
+    assert [type(m) for m in converted[3:7]] == [HumanMessage, AIMessage, ToolMessage, AIMessage]
+    assert converted[4].tool_calls[0]["id"] == "c1"
+    assert from_langchain(converted) == messages

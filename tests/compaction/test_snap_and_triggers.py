@@ -110,3 +110,25 @@ def test_any_of_fires_when_one_fires():
 def test_invalid_trigger_arguments_are_named(make, argument):
     with pytest.raises(ValueError, match=argument):
         make()
+
+
+@pytest.mark.parametrize("factory", ["last_events", "last_turns", "token_budget"])
+@pytest.mark.parametrize("size", [0, -3, 2.5, True])
+def test_invalid_window_sizes_are_named(factory, size):
+    import chatbound.compaction as compaction
+
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        getattr(compaction, factory)(size)
+
+
+def test_compact_runs_the_strategy_only_when_the_trigger_fires(service):
+    from chatbound.compaction import WindowCompactionStrategy, last_events
+
+    sid = service.create()
+    service.append(sid, U("u1"), A("a1"), U("u2"), A("a2"))
+    seen = []
+    strategy = WindowCompactionStrategy(last_events(1))
+    assert service.compact(sid, TurnCountTrigger(2), strategy).unchanged
+    assert service.store.version(sid) == 4
+    result = service.compact(sid, lambda request: seen.append(request.turn_count) or True, strategy)
+    assert seen == [2] and not result.unchanged and service.store.version(sid) == 5
