@@ -45,15 +45,19 @@ def _assigned_value(rule: cst.BatchableCSTVisitor, target: cst.CSTNode) -> cst.B
     return None
 
 
-def _from_name(rule: cst.BatchableCSTVisitor, name: cst.Name) -> Constant | None:
+def bound_expression(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseExpression | None:
+    """The expression `name` is assigned from, when its scope binds it exactly once."""
     scope = rule.get_metadata(ScopeProvider, name, None)
     if scope is None:
         return None
     assignments = list(scope[name.value])
     if len(assignments) != 1 or not isinstance(assignments[0].node, cst.Name):
         return None
-    value_node = _assigned_value(rule, assignments[0].node)
-    return _with_origin(rule, name.value, value_node)
+    return _assigned_value(rule, assignments[0].node)
+
+
+def _from_name(rule: cst.BatchableCSTVisitor, name: cst.Name) -> Constant | None:
+    return _with_origin(rule, name.value, bound_expression(rule, name))
 
 
 def _with_origin(rule: cst.BatchableCSTVisitor, label: str, value_node: cst.BaseExpression | None) -> Constant | None:
