@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +63,37 @@ def _location(path: str, span: Span, message: str | None = None, id: int | None 
     )
 
 
+def help_markdown(rule: type[Rule]) -> str:
+    """The rule's documentation, its options and a link: what code scanning shows as help."""
+    options = "".join(
+        f"\n- `{name}` (default `{option.default}`): {option.help}" for name, option in rule.OPTIONS.items()
+    )
+    text = rule.doc() + (f"\n\n## Options (`[tool.chatbound.options]`){options}" if options else "")
+    return f"{text}\n\nMore: [{rule.ID}]({rule.help_url()})"
+
+
+def help_text(rule: type[Rule]) -> str:
+    """The same help as plain text: headings become `Title:` lines, code is indented."""
+    out, in_code = [], False
+    for line in help_markdown(rule).splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif in_code:
+            out.append("    " + line)
+        elif line.startswith("## "):
+            out.append(line[3:].strip().rstrip(":?").replace("`", "") + ":")
+        else:
+            out.append(re.sub(r"\[([^\]]*)\]\(([^)]*)\)", r"\1 (\2)", line).replace("`", ""))
+    return "\n".join(out)
+
+
 def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
     return om.ReportingDescriptor(
         id=rule.ID,
         name=rule.NAME,
         short_description=om.MultiformatMessageString(text=rule.SUMMARY),
         full_description=om.MultiformatMessageString(text=rule.full_description()),
-        help=om.MultiformatMessageString(text=rule.doc(), markdown=rule.doc()),
+        help=om.MultiformatMessageString(text=help_text(rule), markdown=help_markdown(rule)),
         help_uri=rule.help_url(),
         default_configuration=om.ReportingConfiguration(level=LEVELS[rule.SEVERITY]),
         properties={
@@ -90,8 +115,20 @@ def _fix(finding: Finding) -> list[om.Fix] | None:
     return [om.Fix(description=om.Message(text=finding.fix.description), artifact_changes=[change])]
 
 
-def _result(finding: Finding, index: dict[str, int]) -> om.Result:
+def _message(finding: Finding) -> str:
+    """Message, suggestion, and links `[text](id)` to the related locations (code scanning
+    shows a related location only when the message links to it)."""
     text = finding.message + (f" {finding.suggestion}" if finding.suggestion else "")
+    links = "; ".join(f"[{_escape(r.message)}]({i})" for i, r in enumerate(finding.related, 1))
+    return text + (f" See: {links}." if links else "")
+
+
+def _escape(text: str) -> str:
+    return re.sub(r"([\\\[\]])", r"\\\1", text)
+
+
+def _result(finding: Finding, index: dict[str, int]) -> om.Result:
+    text = _message(finding)
     return om.Result(
         rule_id=finding.rule_id,
         rule_index=index[finding.rule_id],
