@@ -24,9 +24,20 @@ def history(size):
         call = f"call_{n}"
         messages += [
             {"role": "user", "content": f"Is book number {n} in stock, and what does it cost?"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": call, "type": "function", "function": {"name": "stock", "arguments": f'{{"book": {n}}}'}}]},
-            {"role": "tool", "tool_call_id": call, "content": f'{{"book": {n}, "in_stock": {n % 7}, "price": 12.5}}'},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{
+                    "id": call,
+                    "type": "function",
+                    "function": {"name": "stock", "arguments": f'{{"book": {n}}}'},
+                }],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": call,
+                "content": f'{{"book": {n}, "in_stock": {n % 7}, "price": 12.5}}',
+            },
             {"role": "assistant", "content": f"Book {n} has {n % 7} copies in stock at 12.50."},
         ]
         n += 1

@@ -23,7 +23,8 @@ NAMED, AFTER = 40, 60
 def fill(store, session_id, size):
     """``size`` events: old history, a boundary naming NAMED of them, then AFTER more."""
     store.create(session_id)
-    history = [Event.of(Message("user" if n % 2 == 0 else "assistant", f"message {n}")) for n in range(size - AFTER - 1)]
+    roles = ("user", "assistant")
+    history = [Event.of(Message(roles[n % 2], f"message {n}")) for n in range(size - AFTER - 1)]
     for start in range(0, len(history), 100_000):
         store.append(session_id, history[start : start + 100_000], start)
     boundary = CompactionBoundary(preserved=tuple(event.id for event in history[-NAMED:]))

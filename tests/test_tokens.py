@@ -6,7 +6,12 @@ import tiktoken
 
 from chatbound import tokens
 
-TEXTS = ["", "User: hello", "Assistant [tool calls: search({\"q\": \"naïve café\"})]", "日本語のテキスト " * 20]
+TEXTS = [
+    "",
+    "User: hello",
+    'Assistant [tool calls: search({"q": "naïve café"})]',
+    "日本語のテキスト " * 20,
+]
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ from typing import Optional
 
 from .messages import Message, ToolCall
 
-_OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+_OPENAI_ROLES = {
+    "system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
+}
 
 
 def text_of(content) -> str:
@@ -99,7 +101,8 @@ def to_anthropic(messages) -> tuple:
             if results is None:
                 results = []
                 result.append({"role": "user", "content": results})
-            results.append({"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content})
+            block = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
+            results.append(block)
             continue
         results = None
         if message.role == "system":

@@ -232,7 +232,9 @@ def _decode(body: str) -> Event:
         message = Message(**message, tool_calls=calls)
     payload = data["payload"]
     if payload is not None:
-        payload = CompactionBoundary(**{k: tuple(v) if isinstance(v, list) else v for k, v in payload.items()})
+        payload = CompactionBoundary(
+            **{key: tuple(value) if isinstance(value, list) else value for key, value in payload.items()}
+        )
     return Event(
         EventType(data["type"]),
         message=message,

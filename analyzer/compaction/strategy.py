@@ -34,11 +34,11 @@ class WindowCompactionStrategy:
 
     def __init__(
         self,
-        window=None,
+        window=last_events(20),
         summarizer: Optional[Callable[[SummaryRequest], list]] = None,
         estimator: Optional[Callable[[str], int]] = None,
     ):
-        self.window = last_events(20) if window is None else window
+        self.window = window
         self.summarizer = summarizer
         self.estimator = estimator
 
@@ -53,10 +53,11 @@ class WindowCompactionStrategy:
         preserved = [view[i] for i in cut.preserved]
         summary = ()
         if self.summarizer is not None:
+            prior = set(cut.prior_summary)
             request = SummaryRequest(
                 session_id,
                 prior_summary=[view[i] for i in cut.prior_summary],
-                covered=[e for e in covered if e.role != "system" and not e.synthetic],
+                covered=[view[i] for i in cut.covered if i not in prior and view[i].role != "system"],
                 preserved=preserved,
             )
             summary = tuple(self.summarizer(request))

@@ -96,7 +96,10 @@ def test_model_summarizer_prompt_quotes_overlap_events_and_uses_the_formatter():
     request = SummaryRequest("s", prior_summary=[], covered=events[:2], preserved=events[2:])
     assert summarizer.prompt(request) == [
         {"role": "system", "content": "condense"},
-        {"role": "user", "content": "Conversation to summarize:\nU1\nA1\n\nIt continues with (for context only):\nU2\nA2"},
+        {
+            "role": "user",
+            "content": "Conversation to summarize:\nU1\nA1\n\nIt continues with (for context only):\nU2\nA2",
+        },
     ]
 
 
