@@ -27,6 +27,10 @@ def _unknown(session_id: str) -> ValueError:
     return ValueError(f"session_id {session_id!r} is not a known session")
 
 
+def _repeated(session_id: str) -> ValueError:
+    return ValueError(f"events: an event id is already in session {session_id!r}")
+
+
 class _Log:
     def __init__(self):
         self.events: list = []
@@ -49,6 +53,9 @@ class InMemoryEventStore:
             log = self._log(session_id)
             if len(log.events) != expected_version:
                 raise VersionConflict(session_id, expected_version, len(log.events))
+            ids = {event.id for event in events}
+            if len(ids) < len(events) or not ids.isdisjoint(log.positions):
+                raise _repeated(session_id)
             for event in events:
                 log.positions[event.id] = len(log.events)
                 if event.type is EventType.COMPACTION:
@@ -140,7 +147,10 @@ class SQLiteEventStore:
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK")
-            raise VersionConflict(session_id, expected_version, self.version(session_id)) from None
+            actual = self.version(session_id)
+            if actual != expected_version:
+                raise VersionConflict(session_id, expected_version, actual) from None
+            raise _repeated(session_id) from None
         except BaseException:
             db.execute("ROLLBACK")
             raise

@@ -54,6 +54,16 @@ def test_an_unknown_session_is_a_value_error_naming_it(store, operation):
         getattr(store, operation)("nope")
 
 
+def test_an_event_id_already_in_the_log_is_rejected_and_nothing_is_written(store):
+    store.create("s")
+    u1 = Event.of(U("u1"))
+    store.append("s", [u1], 0)
+    for batch in ([Event.of(A("a1")), u1], [Event.of(A("a1"))] * 2):
+        with pytest.raises(ValueError, match="events"):
+            store.append("s", batch, 1)
+    assert store.log("s") == [u1]
+
+
 def test_append_to_an_unknown_session_is_a_value_error(store):
     with pytest.raises(ValueError, match="session_id"):
         store.append("nope", [Event.of(U("u1"))], 0)
