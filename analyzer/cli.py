@@ -11,6 +11,8 @@ from pathlib import Path
 import click
 
 from . import __version__
+from . import noqa
+from .baseline import BaselineError, new_findings, read_baseline, write_baseline
 from .config import ConfigError, Settings, load_settings
 from .findings import Finding, Severity
 from .registry import all_rules, rule_by_id, unknown_codes
@@ -58,6 +60,34 @@ def _statistics(findings: list[Finding]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _without_baselined(findings: list[Finding], path: Path) -> list[Finding]:
+    try:
+        return new_findings(findings, read_baseline(path))
+    except BaselineError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
+    """`--write-baseline` / `--add-noqa`: record or comment the findings instead of reporting."""
+    errors = list(result.errors)
+    if baseline:
+        try:
+            write_baseline(baseline, result.active)
+            click.echo(f"Wrote {len(result.active)} findings to {baseline}.", err=True)
+        except OSError as exc:
+            errors.append(f"cannot write {baseline}: {exc.strerror or exc}")
+    if add_noqa:
+        added = noqa.add_noqa(result.active)
+        errors += added.errors
+        for warning in added.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"Added {added.added} ignore comments to {added.files} files.", err=True)
+    for error in errors[len(result.errors):]:
+        click.echo(f"error: {error}", err=True)
+    return EXIT_ERROR if errors else EXIT_OK
+
+
 def exit_code(result: RunResult, fail_on: Severity, exit_zero: bool) -> int:
     if result.errors:
         return EXIT_ERROR
@@ -87,8 +117,12 @@ def main() -> None:
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this TOML file.")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by `# chatbound: ignore`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no warnings.")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Report only findings not in this baseline file.")
+@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), help="Record the current findings in this baseline file.")
+@click.option("--add-noqa", is_flag=True, help="Write `# chatbound: ignore[ID]` comments for the current findings.")
 def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
-          statistics, fail_on, exit_zero, config, show_suppressed, quiet) -> None:
+          statistics, fail_on, exit_zero, config, show_suppressed, quiet,
+          baseline, write_baseline, add_noqa) -> None:
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
@@ -97,11 +131,15 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
     result = run(paths, settings, force_exclude=force_exclude)
+    if baseline:
+        result.findings = _without_baselined(result.findings, baseline)
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     if not quiet:
         for warning in result.warnings:
             click.echo(f"warning: {warning}", err=True)
+    if write_baseline or add_noqa:
+        sys.exit(_adopt(result, write_baseline, add_noqa))
 
     shown = result.findings if show_suppressed else result.active
     stream = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout

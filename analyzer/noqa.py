@@ -1,0 +1,146 @@
+"""`--add-noqa`: write `# chatbound: ignore[ID]` comments for the current findings.
+
+A comment goes at the end of the reported line, or of the statement's first line when the
+reported line ends inside a string or a backslash continuation (both lines are where
+`suppressions.apply_suppressions` looks). An existing `# chatbound: ignore[...]` on that
+line gains the new ids; any other comment is kept and ours follows it. A file is replaced
+atomically (temp file + os.replace, permissions kept) and only when the result still parses.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import tokenize
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from .findings import FileError, Finding
+from .suppressions import PATTERN
+
+
+@dataclass
+class NoqaResult:
+    added: int = 0
+    files: int = 0
+    errors: list[FileError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step, keeping its permissions."""
+    mode = os.stat(path).st_mode if path.exists() else None
+    fd, temp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+@dataclass
+class Lines:
+    """Where comments can go: line ends outside strings and continuations, and the column of
+    each line's existing comment (from one tokenization of the whole file)."""
+
+    commentable: set[int]
+    comments: dict[int, int]
+
+
+def scan(source: str) -> Lines:
+    blocked: set[int] = set()
+    comments: dict[int, int] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        start, end = token.start[0], token.end[0]
+        if token.type == tokenize.COMMENT:
+            comments[start] = token.start[1]
+        elif token.type not in (tokenize.NL, tokenize.NEWLINE) and end > start:
+            blocked.update(range(start, end))  # a multi-line string: its inner line ends
+    commentable = {
+        number
+        for number, line in enumerate(source.splitlines(), 1)
+        if number not in blocked and not line.rstrip().endswith("\\")
+    }
+    return Lines(commentable, comments)
+
+
+def with_ids(line: str, ids: set[str], comment: int | None) -> str:
+    """`line` (no newline) with a chatbound ignore comment naming `ids`, merged with the one
+    its comment (starting at column `comment`) already holds."""
+    if comment is not None:
+        match = PATTERN.search(line, comment)
+        if match and match.group("ids") is not None:
+            known = [i.strip() for i in match.group("ids").split(",") if i.strip()]
+            merged = known + sorted(ids - {i.upper() for i in known})
+            start, end = match.span("ids")
+            return line[:start] + ", ".join(merged) + line[end:]
+    return f"{line.rstrip()}  # chatbound: ignore[{', '.join(sorted(ids))}]"
+
+
+def _target_line(finding: Finding, commentable: set[int]) -> int | None:
+    for line in (finding.span.line, finding.statement_line):
+        if line in commentable:
+            return line
+    return None
+
+
+def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) -> None:
+    shown = findings[0].path
+    try:
+        raw = path.read_bytes()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        source = raw.decode(encoding)
+        lines_info = scan(source)
+    except (OSError, UnicodeError, SyntaxError, tokenize.TokenError) as exc:
+        result.errors.append(FileError(shown, f"cannot add ignore comments: {exc}"))
+        return
+    wanted: dict[int, set[str]] = defaultdict(set)
+    for finding in findings:
+        line = _target_line(finding, lines_info.commentable)
+        if line is None:
+            result.warnings.append(
+                f"{shown}:{finding.span.line}: no line of the statement can hold a comment;"
+                f" {finding.rule_id} left as is"
+            )
+        else:
+            wanted[line].add(finding.rule_id)
+    if not wanted:
+        return
+    lines = source.splitlines(keepends=True)
+    for number, ids in wanted.items():
+        text = lines[number - 1]
+        body = text.rstrip("\r\n")
+        lines[number - 1] = with_ids(body, ids, lines_info.comments.get(number)) + text[len(body):]
+    data = "".join(lines).encode(encoding)
+    try:
+        cst.parse_module(data)
+    except Exception as exc:  # never write a file that would no longer parse
+        result.errors.append(FileError(shown, f"left unchanged: it would not parse ({type(exc).__name__})"))
+        return
+    try:
+        write_atomically(path, data)
+    except OSError as exc:
+        result.errors.append(FileError(shown, f"cannot write: {exc.strerror or exc}"))
+        return
+    result.added += sum(len(ids) for ids in wanted.values())
+    result.files += 1
+
+
+def add_noqa(findings: list[Finding]) -> NoqaResult:
+    """Comment every active finding; files grouped so each is rewritten once."""
+    result = NoqaResult()
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        if finding.suppressed is None:
+            by_file[finding.path].append(finding)
+    for shown, group in sorted(by_file.items()):
+        add_noqa_to_file(Path(shown), group, result)
+    return result
