@@ -8,11 +8,10 @@ versioned, sorted and free of timestamps, so rewriting it for the same code chan
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from .findings import Finding
+from .noqa import write_atomically
 
 VERSION = 1
 
@@ -38,15 +37,7 @@ def baseline_document(findings: list[Finding]) -> dict:
 def write_baseline(path: Path, findings: list[Finding]) -> None:
     """The active findings, one entry each, written atomically."""
     text = json.dumps(baseline_document([f for f in findings if f.suppressed is None]), indent=2) + "\n"
-    directory = path.resolve().parent
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    write_atomically(path, text.encode("utf-8"))
 
 
 def read_baseline(path: Path) -> set[str]:

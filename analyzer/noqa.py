@@ -32,14 +32,20 @@ class NoqaResult:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step, keeping its permissions."""
-    mode = os.stat(path).st_mode if path.exists() else None
-    fd, temp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Replace `path` with `data` in one step, keeping its permissions (a new file gets the
+    permissions `open()` would give it)."""
+    path = path.resolve()
+    if path.exists():
+        mode = os.stat(path).st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         os.unlink(temp)

@@ -31,6 +31,9 @@ def test_write_baseline_records_findings_sorted_and_versioned(write):
     ]
     assert all(len(e["fingerprint"]) == 32 for e in document["findings"])
     assert "line" not in document["findings"][0]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(root / "chatbound-baseline.json").st_mode) == 0o666 & ~umask
 
 
 def test_rewriting_a_baseline_for_the_same_code_changes_no_byte(write):
