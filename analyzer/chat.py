@@ -1,0 +1,118 @@
+"""Shared chat facts for rules: subclass `ChatRule`, then call `self.chat_facts()` in `leave_Module`.
+
+`ChatRule` collects, during the one batched traversal, the few node kinds the chat facts
+need (calls, assignments, `del`, returns, functions, classes, imports). The first rule of
+a file to ask builds `chatbound.histories.ChatFacts` from them; the others reuse it. A
+subclass that defines its own `visit_Call` etc. must call `super()`.
+
+What the facts answer (documented in `chatbound.histories` and `chatbound.sinks`):
+
+- `facts.sinks`: every model call, as `Sink(call, api, framework, content)`;
+  `chatbound.sinks.sink_of(call, facts.qualified)` classifies one call ("is this a model or
+  agent sink, which client").
+- `facts.whole_history_in(expr)`: the whole histories an expression carries (the history
+  itself, a copy, `h[1:]`, a comprehension, a join, an f-string loop, a local derived from
+  it, a `transcript()` helper returning it); `[]` for bounded views such as `h[-10:]`.
+- `facts.storage_of(expr)`: the lasting state an expression names (attribute, module name,
+  session-keyed entry, Streamlit/Chainlit/Flask session, Gradio history, chat-loop list).
+- `facts.histories[key]`: growth sites, trims, count windows, tool traffic, system prompt.
+- `facts.flows()`: every (history, send site) pair where a whole history reaches a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
+from .messages import callee_name
+from .rule import Rule
+
+TRIM_METHODS = ("pop", "popleft", "clear", "reduce")
+
+
+@dataclass
+class ChatNodes:
+    """What one traversal collects for the chat facts."""
+
+    calls: list[cst.Call] = field(default_factory=list)
+    growth_calls: list[cst.Call] = field(default_factory=list)
+    trim_calls: list[cst.Call] = field(default_factory=list)
+    input_calls: list[cst.Call] = field(default_factory=list)
+    assigns: list[cst.CSTNode] = field(default_factory=list)
+    dels: list[cst.Del] = field(default_factory=list)
+    returns: list[cst.Return] = field(default_factory=list)
+    functions: list[cst.FunctionDef] = field(default_factory=list)
+    classes: list[cst.ClassDef] = field(default_factory=list)
+    imports: set[str] = field(default_factory=set)
+    # local name -> (growth site, operand) for `x.append(v)`, `x.extend(v)`, `x += v`
+    growth_by_name: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = field(default_factory=dict)
+
+
+_FACTS: dict[int, tuple[cst.Module, ChatFacts]] = {}
+
+
+class ChatRule(Rule):
+    """A rule that reads the shared chat facts of its module."""
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.nodes = ChatNodes()
+
+    def chat_facts(self) -> ChatFacts:
+        """The module's facts, built once per file whichever chat rule asks first."""
+        cached = _FACTS.get(id(self.context))
+        if cached is not None and cached[0] is self.context.module:
+            return cached[1]
+        facts = ChatFacts(self, self.nodes)
+        _FACTS.clear()  # one file at a time: never keep an old tree alive
+        _FACTS[id(self.context)] = (self.context.module, facts)
+        return facts
+
+    def visit_Call(self, node: cst.Call) -> None:
+        nodes = self.nodes
+        nodes.calls.append(node)
+        name = callee_name(node)
+        if isinstance(node.func, cst.Attribute):
+            if name in GROWTH_METHODS:
+                nodes.growth_calls.append(node)
+                receiver = node.func.value
+                if isinstance(receiver, cst.Name):
+                    operand = node.args[-1].value if node.args else None
+                    nodes.growth_by_name.setdefault(receiver.value, []).append((node, operand))
+            elif name in TRIM_METHODS:
+                nodes.trim_calls.append(node)
+        if INPUT_CALLS.match(name):
+            nodes.input_calls.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.nodes.assigns.append(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.nodes.assigns.append(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.nodes.assigns.append(node)
+        if isinstance(node.target, cst.Name):
+            self.nodes.growth_by_name.setdefault(node.target.value, []).append((node, node.value))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.nodes.dels.append(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.nodes.returns.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nodes.functions.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.nodes.classes.append(node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self.nodes.imports.add(self.context.module.code_for_node(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.module is not None:
+            self.nodes.imports.add(self.context.module.code_for_node(node.module))

@@ -1,0 +1,757 @@
+"""Chat facts about one module: where histories live, how they grow, what reaches a model.
+
+`ChatFacts(rule, nodes)` is built once per module from the nodes a `ChatRule` collected in
+the single traversal (see `chatbound.chat`). Questions it answers:
+
+- `storage_of(expr)`: the `Storage` an expression names when it is state that outlives a
+  request: a `self`/`cls` attribute (dataclass and pydantic fields are attributes), a
+  module-level name, an entry of a persistent dict keyed by session (`sessions[sid]`,
+  `store.setdefault(sid, [])`, `store.get(sid)`, a local alias of one),
+  `st.session_state.x`, Chainlit `cl.user_session.get("x")`, Flask `session["x"]`, a Gradio
+  callback's history parameter, or a list kept across the iterations of a chat loop.
+- `whole_history_in(expr)`: every `Use` of a whole history inside `expr`: the history
+  itself, a copy (`list(h)`, `h.copy()`, `h[1:]`), `[sys, *h]`, `[sys] + h`, a comprehension
+  over it, `"\\n".join(...)` over it, an f-string loop building text from it, a local derived
+  from it, a module helper returning it (`self.transcript()`). Bounded views (`h[-N:]`, a
+  call named like a window or trim) are not uses.
+- `histories[key]`: the `History` of a storage: definitions, growth sites, trims, count
+  windows, whether it holds tool traffic or a system message, whether it is chat at all.
+- `sinks`: every model call (`chatbound.sinks.Sink`); `flows()`: (history, sink) pairs
+  where a whole history reaches a model, including through helpers that send a parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import (
+    FunctionScope,
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from .messages import (
+    CHAT_NAME,
+    NOT_HISTORY,
+    callee_name,
+    holds_tool_traffic,
+    is_bounding_name,
+    is_count_slice,
+    is_whole_slice,
+    message_roles,
+    slice_of,
+    string,
+)
+from .sinks import Sink, sink_of
+
+GROWTH_METHODS = frozenset(
+    "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
+    "add_assistant_message add_system_message add_tool_message add_messages_async aadd_messages".split()
+)
+COPIES = frozenset("list tuple copy deepcopy dumps str sorted reversed chain join format".split())
+SESSION_OBJECTS = {
+    "streamlit.session_state": "st.session_state",
+    "flask.session": "session",
+    "quart.session": "session",
+    "chainlit.user_session": "cl.user_session",
+}
+BOUNDED_CONTAINERS = re.compile(
+    r"Reducer$|^ChatMemoryBuffer$|^ChatSummaryMemoryBuffer$|^Memory$|Window|SummaryBuffer|TokenBuffer|"
+    r"^ConversationSummaryMemory$|^BufferedChatCompletionContext$|^TokenLimitedChatCompletionContext$|"
+    r"^HeadAndTailChatCompletionContext$"
+)
+INPUT_CALLS = re.compile(r"^(input|raw_input|receive\w*|recv\w*|readline|ask|prompt|get_input|chat_input|listen)$")
+INIT_METHODS = ("__init__", "__post_init__", "setup", "setUp", "__attrs_post_init__", "model_post_init")
+
+
+@dataclass(frozen=True)
+class Storage:
+    key: str  # identity shared by every expression naming the same state
+    kind: str  # attribute | module | entry | session | gradio | loop | param
+    label: str  # how the code spells it at the first place it was seen
+
+
+@dataclass(frozen=True)
+class Use:
+    """A whole history inside an expression: `node` is where it enters, `via` how it got there."""
+
+    storage: Storage
+    node: cst.CSTNode
+    via: tuple[cst.CSTNode, ...] = ()
+
+
+@dataclass
+class History:
+    storage: Storage
+    definitions: list[cst.CSTNode] = field(default_factory=list)
+    growth: list[cst.CSTNode] = field(default_factory=list)  # per-turn growth sites
+    init_growth: list[cst.CSTNode] = field(default_factory=list)
+    trims: list[cst.CSTNode] = field(default_factory=list)
+    windows: list[cst.CSTNode] = field(default_factory=list)  # count-bounded views/stores
+    roles: set[str] = field(default_factory=set)
+    tool_traffic: bool = False
+    system_first: bool = False
+    bounded_store: bool = False
+
+    @property
+    def is_chat(self) -> bool:
+        return bool(self.roles) or bool(CHAT_NAME.search(self.storage.key))
+
+    @property
+    def unbounded(self) -> bool:
+        return bool(self.growth) and self.is_chat and not self.trims and not self.bounded_store
+
+
+@dataclass(frozen=True)
+class Flow:
+    history: History
+    sink: Sink
+    use: Use
+    site: cst.Call  # the call where it enters: the sink, or a module helper that sends it
+
+
+class ChatFacts:
+    def __init__(self, rule: cst.BatchableCSTVisitor, nodes) -> None:
+        self.rule = rule
+        self.nodes = nodes
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        for function in nodes.functions:
+            self.functions.setdefault(function.name.value, []).append(function)
+        self.list_fields = self._list_fields()
+        self.gradio_params = self._gradio_params()
+        self._storage_cache: dict[int, Storage | None] = {}
+        self.histories: dict[str, History] = {}
+        self.sinks: list[Sink] = [s for s in (sink_of(c, self.qualified) for c in nodes.calls) if s]
+        self._summaries: dict[int, tuple] = {}
+        self._collect()
+
+    # --- metadata ----------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.rule.get_metadata(ParentNodeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parent(node)
+        while node is not None:
+            yield node
+            node = self.parent(node)
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.rule.get_metadata(QualifiedNameProvider, node, set())}
+
+    def line(self, node: cst.CSTNode) -> tuple[int, int]:
+        pos = self.rule.get_metadata(PositionProvider, node)
+        return (pos.start.line, pos.start.column)
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+
+    def loops_of(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        found = []
+        for a in self.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(a, (cst.While, cst.For)):
+                found.append(a)
+        return found
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.rule.context.module.code_for_node(node)
+
+    # --- storage -----------------------------------------------------------------------
+
+    def session_object(self, expr: cst.BaseExpression) -> str | None:
+        for name in self.qualified(expr):
+            if name in SESSION_OBJECTS:
+                return SESSION_OBJECTS[name]
+        return None
+
+    def storage_of(self, expr: cst.CSTNode, seen: frozenset = frozenset()) -> Storage | None:
+        """The lasting state `expr` names, or None (a local, a call result, a constant)."""
+        if seen:
+            return self._storage_of(expr, seen)
+        key = id(expr)
+        if key not in self._storage_cache:
+            self._storage_cache[key] = None
+            self._storage_cache[key] = self._storage_of(expr, seen)
+        return self._storage_cache[key]
+
+    def _storage_of(self, expr: cst.CSTNode, seen: frozenset) -> Storage | None:
+        if isinstance(expr, cst.Attribute):
+            base = expr.value
+            if isinstance(base, cst.Name) and base.value in ("self", "cls"):
+                klass = self.class_of(expr)
+                if klass is not None:
+                    key = f"{klass.name.value}.{expr.attr.value}"
+                    return Storage(key, "attribute", self.code(expr))
+            session = self.session_object(base)
+            if session is not None:
+                return Storage(f"{session}.{expr.attr.value}", "session", self.code(expr))
+            owner = self.storage_of(base, seen)
+            if owner is not None:
+                return Storage(f"{owner.key}.{expr.attr.value}", owner.kind, self.code(expr))
+            return self._field_storage(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._entry(expr.value, expr.slice[0].slice if len(expr.slice) == 1 else None, expr, seen)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("setdefault", "get") and expr.args:
+                return self._entry(expr.func.value, expr.args[0], expr, seen)
+            return None
+        if isinstance(expr, cst.Call):
+            return self._returned_storage(expr, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_storage(expr, seen)
+        return None
+
+    def _entry(self, container, key, expr, seen) -> Storage | None:
+        if isinstance(key, cst.Index):
+            key = key.value
+        if key is None or isinstance(key, (cst.Slice, cst.Integer, cst.UnaryOperation)):
+            return None
+        session = self.session_object(container)
+        owner = Storage(session, "session", session) if session else self.storage_of(container, seen)
+        if owner is None:
+            return None
+        text = string(key)
+        if text is not None:
+            spelled = f"{owner.key}.{text}" if owner.kind == "session" else f"{owner.key}[{text!r}]"
+            return Storage(spelled, owner.kind, self.code(expr))
+        return Storage(f"{owner.key}[]", "entry" if owner.kind != "session" else "session", self.code(expr))
+
+    def _field_storage(self, expr: cst.Attribute) -> Storage | None:
+        """`conv.messages` where `messages` is a list field of a dataclass/model of this module."""
+        klass = self.list_fields.get(expr.attr.value)
+        return Storage(f"{klass}.{expr.attr.value}", "attribute", self.code(expr)) if klass else None
+
+    def _list_fields(self) -> dict[str, str]:
+        found = {}
+        for klass in self.nodes.classes:
+            for statement in klass.body.body:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        if (
+                            isinstance(small, cst.AnnAssign)
+                            and isinstance(small.target, cst.Name)
+                            and small.value is not None
+                            and re.search(r"list|List|deque|Sequence", self.code(small.annotation) + self.code(small.value))
+                        ):
+                            found[small.target.value] = klass.name.value
+        return found
+
+    def assignment_before(self, name: cst.Name) -> cst.CSTNode | None:
+        """The value (or Param) last bound to `name` before it is read, within its scope."""
+        scope = self.rule.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        where = self.line(name)
+        best, best_at = None, None
+        for assignment in scope[name.value]:
+            node = assignment.node
+            if isinstance(node, cst.Param):
+                at = (0, 0)
+                value: cst.CSTNode | None = node
+            elif isinstance(node, cst.Name):
+                at = self.line(node)
+                value = self._bound_value(node)
+            else:
+                continue
+            if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope):
+                at = (0, 0)  # a global read inside a function sees the module binding
+            if at < where and (best_at is None or at >= best_at):
+                best, best_at = value, at
+        return best
+
+    def _bound_value(self, target: cst.Name) -> cst.CSTNode | None:
+        parent = self.parent(target)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.parent(parent)
+            return assign.value if isinstance(assign, cst.Assign) else None
+        if isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is target:
+            return parent if isinstance(parent, cst.AugAssign) else parent.value
+        if isinstance(parent, cst.NamedExpr):
+            return parent.value
+        if isinstance(parent, cst.For):
+            return parent  # a loop variable: one element, not the list
+        return None
+
+    def _name_storage(self, name: cst.Name, seen: frozenset) -> Storage | None:
+        if name in seen:
+            return None
+        seen = seen | {name}
+        scope = self.rule.get_metadata(ScopeProvider, name, None)
+        if scope is None or name.value in ("self", "cls"):
+            return None
+        assignments = list(scope[name.value])
+        if assignments and all(isinstance(a.scope, GlobalScope) for a in assignments):
+            if any(self._is_variable(a.node) for a in assignments):
+                return Storage(name.value, "module", name.value)
+            return None
+        value = self.assignment_before(name)
+        if isinstance(value, cst.Param):
+            function = self.function_of(value)
+            if function is not None and (id(function), value.name.value) in self.gradio_params:
+                return Storage(f"{function.name.value}({value.name.value})", "gradio", value.name.value)
+            return None
+        if value is None or isinstance(value, (cst.For, cst.AugAssign)):
+            return None
+        if isinstance(value, cst.Await):
+            value = value.expression
+        found = self.storage_of(value, seen)
+        if found is not None:
+            return Storage(found.key, found.kind, found.label)
+        if isinstance(scope, FunctionScope) and self._is_fresh_list(value) and self._is_chat_loop(name, value):
+            function = self.function_of(value)
+            return Storage(f"{function.name.value if function else ''}:{name.value}", "loop", name.value)
+        return None
+
+    def _is_variable(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and isinstance(self.parent(node), (cst.AssignTarget, cst.AnnAssign))
+
+    @staticmethod
+    def _is_fresh_list(value: cst.CSTNode) -> bool:
+        return isinstance(value, cst.List) or (isinstance(value, cst.Call) and callee_name(value) in ("list", "deque"))
+
+    def _is_chat_loop(self, name: cst.Name, value: cst.CSTNode) -> bool:
+        """A local list grown in a loop that reads a new user message each iteration."""
+        defined_in = set(map(id, self.loops_of(value)))
+        for site, _ in self.nodes.growth_by_name.get(name.value, ()):
+            loops = [loop for loop in self.loops_of(site) if id(loop) not in defined_in]
+            if not loops or self.function_of(site) is not self.function_of(value):
+                continue
+            if "user" in self._grown_roles(site):
+                return True
+            if any(any(l is loop for l in self.loops_of(call)) for call in self.nodes.input_calls for loop in loops):
+                return True
+        return False
+
+    def _grown_roles(self, site: cst.CSTNode) -> list[str]:
+        return [r for v in self.growth_values(site) for r in message_roles(v)]
+
+    def _returned_storage(self, call: cst.Call, seen: frozenset) -> Storage | None:
+        """`self._history(sid)` / `get_history(sid)`: a module helper returning lasting state."""
+        for function in self.callees(call):
+            if id(function) in seen:
+                continue
+            for value in self.returns(function):
+                found = self.storage_of(value, seen | {id(function)})
+                if found is not None and found.kind != "loop":
+                    return found
+        return None
+
+    # --- module helpers ------------------------------------------------------------------
+
+    def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Functions of this module `call` may run: by name, methods of the same class first."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.functions.get(func.value, []) if self.class_of(f) is None]
+        if isinstance(func, cst.Attribute):
+            candidates = self.functions.get(func.attr.value, [])
+            if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+                klass = self.class_of(call)
+                same = [f for f in candidates if self.class_of(f) is klass]
+                return same or candidates
+            return candidates if len(candidates) == 1 else []
+        return []
+
+    def returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        return [r.value for r in self.nodes.returns if r.value is not None and self.function_of(r) is function]
+
+    def _params(self, function: cst.FunctionDef) -> list[cst.Param]:
+        return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+
+    def argument_for(self, call: cst.Call, function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        params = self._params(function)
+        names = [p.name.value for p in params]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        offset = 1 if names and names[0] in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        index = names.index(param) - offset if param in names else -1
+        return positional[index].value if 0 <= index < len(positional) else None
+
+    # --- growth, trims, windows ----------------------------------------------------------
+
+    def growth_values(self, site: cst.CSTNode) -> list[cst.CSTNode]:
+        if isinstance(site, cst.Call):
+            return [a.value for a in site.args if a.keyword is None][-1:] if site.args else []
+        if isinstance(site, cst.AugAssign):
+            return [site.value]
+        if isinstance(site, cst.Assign):
+            return [site.value]
+        return []
+
+    def history(self, storage: Storage) -> History:
+        found = self.histories.get(storage.key)
+        if found is None:
+            found = self.histories[storage.key] = History(storage)
+        return found
+
+    def _is_per_turn(self, site: cst.CSTNode, storage: Storage) -> bool:
+        if storage.kind in ("loop", "gradio"):
+            return True
+        function = self.function_of(site)
+        if function is None:
+            return storage.kind == "session" or bool(self.loops_of(site))
+        return function.name.value not in INIT_METHODS
+
+    def _grow(self, storage: Storage, site: cst.CSTNode) -> None:
+        history = self.history(storage)
+        (history.growth if self._is_per_turn(site, storage) else history.init_growth).append(site)
+        values = self.growth_values(site)
+        roles = [r for v in values for r in message_roles(v)]
+        history.roles.update(roles)
+        if any(holds_tool_traffic(v) for v in values):
+            history.tool_traffic = True
+        if "system" in roles:
+            history.system_first = True
+
+    def _collect(self) -> None:
+        for call in self.nodes.growth_calls:
+            target = call.func.value
+            storage = self.storage_of(target)
+            if storage is not None:
+                self._grow(storage, call)
+                if callee_name(call).startswith("add_"):
+                    self._grow(Storage(storage.key + ".messages", storage.kind, storage.label), call)
+        for call in self.nodes.trim_calls:
+            storage = self.storage_of(call.func.value)
+            if storage is not None and self._trims(call):
+                self.history(storage).trims.append(call)
+        for node in self.nodes.assigns:
+            self._collect_assign(node)
+        for node in self.nodes.dels:
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript):
+                    storage = self.storage_of(target.target.value)
+                    if storage is not None:
+                        history = self.history(storage)
+                        history.trims.append(node)
+                        part = slice_of(target.target)
+                        if part is not None and part.lower is None and part.upper is not None:
+                            history.windows.append(node)
+        for call in self.nodes.calls:
+            self._collect_helper_growth(call)
+        for key, function, param in self.gradio_params.values():
+            history = self.history(Storage(key, "gradio", param))
+            history.growth.append(function)
+            history.roles.add("message")
+
+    def _trims(self, call: cst.Call) -> bool:
+        name = callee_name(call)
+        if name in ("popleft", "reduce"):
+            return True
+        if name == "pop":
+            return bool(call.args) and not isinstance(call.args[0].value, (cst.SimpleString, cst.Name))
+        return name == "clear" and self._under_size_test(call)
+
+    def _under_size_test(self, node: cst.CSTNode) -> bool:
+        for a in self.ancestors(node):
+            if isinstance(a, (cst.If, cst.While)):
+                test = self.code(a.test)
+                if re.search(r"len\(|token|count|size", test):
+                    return True
+            if isinstance(a, cst.FunctionDef):
+                return False
+        return False
+
+    def _collect_assign(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.AugAssign):
+            storage = self.storage_of(node.target)
+            if storage is not None and isinstance(node.operator, (cst.AddAssign, cst.OrAssign)):
+                self._grow(storage, node)
+            return
+        value = node.value
+        if value is None:
+            return
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            whole_target = target
+            if isinstance(target, cst.Subscript) and slice_of(target) is not None:
+                target = target.value  # h[:] = ...
+            storage = self._target_storage(target, value)
+            if storage is None:
+                continue
+            history = self.history(storage)
+            uses = [u for u in self.whole_history_in(value) if u.storage.key == storage.key]
+            views = [n for k, n in self.bounded_views_in(value) if k == storage.key]
+            callee = callee_name(value) if isinstance(value, cst.Call) else ""
+            if views or (is_bounding_name(callee) and uses):
+                history.trims.append(node)
+                history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
+            elif uses or callee in ("to_input_list", "all_messages"):
+                self._grow(storage, node)
+            elif whole_target is target or not isinstance(whole_target, cst.Subscript):
+                if isinstance(value, cst.Call) and callee == "deque":
+                    if any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args) or len(value.args) > 1:
+                        history.bounded_store = True
+                        history.windows.append(value)
+                if isinstance(value, cst.Call) and BOUNDED_CONTAINERS.search(callee):
+                    history.bounded_store = True
+                if isinstance(value, cst.List) and value.elements and "system" in message_roles(value.elements[0].value):
+                    history.system_first = True
+                if self._under_size_test(node) and not uses:
+                    history.trims.append(node)
+                history.definitions.append(node)
+
+    def _target_storage(self, target: cst.CSTNode, value: cst.CSTNode) -> Storage | None:
+        """What an assignment target names: a module variable, or a local alias's storage."""
+        if not isinstance(target, cst.Name):
+            return self.storage_of(target)
+        scope = self.rule.get_metadata(ScopeProvider, target, None)
+        if scope is not None and any(isinstance(a.scope, GlobalScope) for a in scope[target.value]):
+            return Storage(target.value, "module", target.value)
+        read = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == target.value), None)
+        found = self.storage_of(read) if read is not None else None
+        return found if found is not None and found.kind == "loop" else None
+
+    def _collect_helper_growth(self, call: cst.Call) -> None:
+        """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows."""
+        for function in self.callees(call):
+            for param in self._grown_params(function):
+                argument = self.argument_for(call, function, param)
+                storage = self.storage_of(argument) if argument is not None else None
+                if storage is not None:
+                    self._grow(storage, call)
+
+    def _grown_params(self, function: cst.FunctionDef) -> list[str]:
+        names = {p.name.value for p in self._params(function)} - {"self", "cls"}
+        grown = []
+        for name in names:
+            for site, _ in self.nodes.growth_by_name.get(name, ()):
+                if self.function_of(site) is function:
+                    grown.append(name)
+                    break
+        return grown
+
+    # --- whole histories and bounded views -------------------------------------------------
+
+    def whole_history_in(self, expr: cst.CSTNode, seen: frozenset = frozenset()) -> list[Use]:
+        """Every whole history inside `expr` (see the module docstring); [] for bounded views."""
+        storage = self.storage_of(expr)
+        if storage is not None:
+            return [Use(storage, expr)]
+        if isinstance(expr, cst.Name):
+            return self._local_uses(expr, seen)
+        if isinstance(expr, cst.Subscript):
+            if is_whole_slice(expr) or (isinstance(expr.value, cst.Name) and False):
+                return self.whole_history_in(expr.value, seen)
+            if isinstance(expr.value, (cst.Call, cst.Attribute)) and not slice_of(expr):
+                key = expr.slice[0].slice.value if len(expr.slice) == 1 else None
+                if string(key) in ("messages", "history", "chat_history"):
+                    return self.whole_history_in(expr.value, seen)
+            return []
+        if isinstance(expr, cst.Call):
+            return self._call_uses(expr, seen)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            return self.whole_history_in(expr.for_in.iter, seen)
+        if isinstance(expr, cst.Lambda):
+            return []
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in ("messages", "chat_history", "history"):
+                return self.whole_history_in(expr.value, seen)
+            return []
+        uses: list[Use] = []
+        for child in expr.children:
+            if isinstance(child, cst.CSTNode):
+                uses.extend(self.whole_history_in(child, seen))
+        return uses
+
+    def _call_uses(self, call: cst.Call, seen: frozenset) -> list[Use]:
+        name = callee_name(call)
+        if is_bounding_name(name):
+            return []
+        callees = self.callees(call)
+        if callees:
+            uses = []
+            for function in callees:
+                if id(function) in seen:
+                    continue
+                for value in self.returns(function):
+                    for use in self.whole_history_in(value, seen | {id(function)}):
+                        if use.storage.kind == "param":
+                            argument = self.argument_for(call, function, use.storage.label)
+                            inner = self.whole_history_in(argument, seen) if argument is not None else []
+                            uses.extend(Use(u.storage, u.node, u.via + use.via) for u in inner)
+                        else:
+                            uses.append(Use(use.storage, call, (use.node, *use.via)))
+            return uses
+        if NOT_HISTORY.search(name):
+            return []
+        uses = []
+        if isinstance(call.func, cst.Attribute) and name in ("copy", "join", "format", "model_dump", "to_list", "values"):
+            uses.extend(self.whole_history_in(call.func.value, seen))
+        if name == "join" or name in COPIES or not name.startswith("_"):
+            for arg in call.args:
+                uses.extend(self.whole_history_in(arg.value, seen))
+        return uses
+
+    def _local_uses(self, name: cst.Name, seen: frozenset) -> list[Use]:
+        """A local built from a history before this read: `msgs = [sys] + h`, `text += f"{m}"`."""
+        if name in seen:
+            return []
+        seen = seen | {name}
+        value = self.assignment_before(name)
+        if isinstance(value, cst.Param):
+            function = self.function_of(value)
+            if function is not None and value.name.value not in ("self", "cls"):
+                return [Use(Storage(f"param:{id(function)}:{value.name.value}", "param", value.name.value), name)]
+            return []
+        uses: list[Use] = []
+        assigned_at = None
+        if value is not None and not isinstance(value, (cst.For, cst.AugAssign)):
+            assigned_at = value
+            uses.extend(Use(u.storage, name, (u.node, *u.via)) for u in self.whole_history_in(value, seen))
+        function = self.function_of(name)
+        start = self.line(assigned_at) if assigned_at is not None else (0, 0)
+        end = self.line(name)
+        for site, operand in self.nodes.growth_by_name.get(name.value, ()):
+            if self.function_of(site) is not function or not (start <= self.line(site) < end):
+                continue
+            inner = self.whole_history_in(operand, seen) if operand is not None else []
+            for loop in self.loops_of(site):
+                if isinstance(loop, cst.For):
+                    inner.extend(self.whole_history_in(loop.iter, seen))
+            uses.extend(Use(u.storage, name, (u.node, *u.via)) for u in inner)
+        if uses and self._local_trimmed(name, function):
+            return []
+        return uses
+
+    def _local_trimmed(self, name: cst.Name, function) -> bool:
+        for node in self.nodes.dels:
+            if self.function_of(node) is function and any(
+                isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == name.value for t in node.targets
+            ):
+                return True
+        for call in self.nodes.trim_calls:
+            receiver = call.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == name.value and self.function_of(call) is function:
+                if self._trims(call):
+                    return True
+        return False
+
+    def bounded_views_in(self, expr: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
+        """(history key, node) for every bounded view of a history inside `expr`."""
+        found: list[tuple[str, cst.CSTNode]] = []
+        if isinstance(expr, cst.Subscript) and slice_of(expr) is not None and not is_whole_slice(expr):
+            found.extend((u.storage.key, expr) for u in self.whole_history_in(expr.value))
+            return found
+        if isinstance(expr, cst.Call) and is_bounding_name(callee_name(expr)):
+            for arg in expr.args:
+                found.extend((u.storage.key, expr) for u in self.whole_history_in(arg.value))
+            return found
+        if isinstance(expr, cst.Name):
+            value = self.assignment_before(expr)
+            if value is not None and not isinstance(value, (cst.Param, cst.For, cst.AugAssign)):
+                return self.bounded_views_in(value)
+            return found
+        for child in expr.children:
+            if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.Arg, cst.DictElement, cst.BaseFormattedStringContent, cst.StarredDictElement)):
+                found.extend(self.bounded_views_in(child))
+            elif isinstance(child, cst.CSTNode) and not isinstance(child, (cst.BaseSuite,)):
+                found.extend(self.bounded_views_in(child))
+        return found
+
+    # --- flows -----------------------------------------------------------------------------
+
+    def sent_params(self, function: cst.FunctionDef, seen: frozenset = frozenset()) -> list[tuple[str, Sink]]:
+        """Parameters of a module function that reach a model whole, with the sink."""
+        key = id(function)
+        if key in self._summaries:
+            return self._summaries[key]
+        self._summaries[key] = []
+        found = []
+        for site, sink in self.sites():
+            if self.function_of(site) is function:
+                for arg in sink.content:
+                    for use in self.whole_history_in(arg):
+                        if use.storage.kind == "param":
+                            found.append((use.storage.label, sink))
+        self._summaries[key] = found
+        return found
+
+    def sites(self) -> list[tuple[cst.Call, Sink]]:
+        """Every call that sends to a model: the sinks, and calls to helpers that send a parameter."""
+        cached = self._summaries.get("sites")
+        if cached is not None:
+            return cached
+        found: list[tuple[cst.Call, Sink]] = [(s.call, s) for s in self.sinks]
+        self._summaries["sites"] = found
+        sink_functions = {id(self.function_of(s.call)) for s in self.sinks}
+        for call in self.nodes.calls:
+            for function in self.callees(call):
+                if id(function) in sink_functions:
+                    for param, sink in self.sent_params(function):
+                        argument = self.argument_for(call, function, param)
+                        if argument is not None:
+                            found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+        return found
+
+    def flows(self) -> list[Flow]:
+        """Whole histories reaching a model: one per (history, send site)."""
+        out: list[Flow] = []
+        seen = set()
+        for site, sink in self.sites():
+            for arg in sink.content:
+                for use in self.whole_history_in(arg):
+                    history = self.histories.get(use.storage.key)
+                    if history is None or (use.storage.key, id(site)) in seen:
+                        continue
+                    seen.add((use.storage.key, id(site)))
+                    out.append(Flow(history, sink, use, site))
+        return out
+
+    def rebuilt_before(self, flow: Flow) -> bool:
+        """The sending function sets the history afresh before the send: a per-request list."""
+        function = self.function_of(flow.site)
+        if function is None:
+            return False
+        for node in flow.history.definitions:
+            if self.function_of(node) is function and self.line(node) < self.line(flow.site):
+                if not any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function or a is function):
+                    return True
+        return False
+
+    # --- Gradio ------------------------------------------------------------------------------
+
+    def _gradio_params(self) -> dict[tuple[int, str], tuple[str, cst.FunctionDef, str]]:
+        """Parameters of Gradio chat callbacks that the framework grows every turn."""
+        found = {}
+        for call in self.nodes.calls:
+            names = self.qualified(call.func)
+            is_interface = any(n.startswith("gradio.") and n.endswith("ChatInterface") for n in names)
+            is_event = callee_name(call) in ("submit", "click", "change", "then", "input") and any(
+                n.startswith("gradio") for n in self.nodes.imports
+            )
+            if not (is_interface or is_event):
+                continue
+            fn = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "fn"), None)
+            if not isinstance(fn, cst.Name):
+                continue
+            for function in self.functions.get(fn.value, []):
+                params = self._params(function)
+                for index, param in enumerate(params):
+                    if (is_interface and index == 1) or (index > 0 and CHAT_NAME.search(param.name.value)):
+                        key = f"{function.name.value}({param.name.value})"
+                        found[(id(function), param.name.value)] = (key, function, param.name.value)
+        return found
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and everything below it (for one small expression, never a whole module)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)

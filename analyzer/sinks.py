@@ -1,0 +1,154 @@
+"""Which calls send a conversation to a model: `sink_of(call, qualified)` answers.
+
+A sink is resolved by the qualified name LibCST gives the callee where imports allow it
+(`from litellm import completion`, `import ollama`), and by the shape of the call otherwise
+(`<anything>.chat.completions.create(...)`, `<anything>.messages.create(...)`,
+`<llm>.invoke(...)`). `Sink.content` holds the argument values that carry conversation
+(every argument except settings such as `model=`, `tools=`, `temperature=`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Sink:
+    call: cst.Call
+    api: str  # "openai.chat.completions.create", "langchain.invoke", ...
+    framework: str  # "openai", "anthropic", "litellm", "langchain", ...
+    content: tuple[cst.BaseExpression, ...]
+
+
+SETTINGS = frozenset(
+    """model model_id modelId tools tool_choice functions function_call temperature top_p top_k
+    max_tokens max_output_tokens max_completion_tokens response_format text_format stream n stop
+    seed timeout extra_headers extra_body extra_query metadata user store reasoning truncation
+    previous_response_id conversation config inferenceConfig toolConfig guardrailConfig
+    output_type settings model_settings run_config session context hooks max_turns
+    parallel_tool_calls presence_penalty frequency_penalty logprobs api_key base_url
+    callbacks tags run_name""".split()
+)
+# tail of the callee's dotted name -> (framework, api)
+SHAPES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("chat", "completions", "create"), "openai", "openai.chat.completions.create"),
+    (("chat", "completions", "parse"), "openai", "openai.chat.completions.parse"),
+    (("chat", "completions", "stream"), "openai", "openai.chat.completions.stream"),
+    (("completions", "create"), "openai", "openai.completions.create"),
+    (("responses", "create"), "openai", "openai.responses.create"),
+    (("responses", "parse"), "openai", "openai.responses.parse"),
+    (("responses", "stream"), "openai", "openai.responses.stream"),
+    (("messages", "create"), "anthropic", "anthropic.messages.create"),
+    (("messages", "stream"), "anthropic", "anthropic.messages.stream"),
+    (("chat", "complete"), "mistral", "mistral.chat.complete"),
+    (("chat", "complete_async"), "mistral", "mistral.chat.complete"),
+    (("chat", "stream"), "mistral", "mistral.chat.stream"),
+    (("chat", "stream_async"), "mistral", "mistral.chat.stream"),
+    (("models", "generate_content"), "google-genai", "google.genai.models.generate_content"),
+    (("models", "generate_content_stream"), "google-genai", "google.genai.models.generate_content"),
+    (("chats", "create"), "google-genai", "google.genai.chats.create"),
+)
+# last name of the callee -> (framework, api); any receiver
+METHODS = {
+    "invoke": "langchain", "ainvoke": "langchain", "stream": "langchain", "astream": "langchain",
+    "batch": "langchain", "abatch": "langchain", "predict_messages": "langchain",
+    "achat": "llama_index", "stream_chat": "llama_index", "astream_chat": "llama_index",
+    "generate_content": "google", "generate_content_async": "google", "start_chat": "google",
+    "converse": "bedrock", "converse_stream": "bedrock",
+    "acompletion": "litellm",
+    "chat_completion": "huggingface",
+    "get_chat_message_content": "semantic_kernel", "get_chat_message_contents": "semantic_kernel",
+    "get_streaming_chat_message_content": "semantic_kernel",
+    "get_streaming_chat_message_contents": "semantic_kernel",
+}
+# packages whose import names the framework of `pkg.chat(...)`, `pkg.completion(...)`
+PACKAGES = ("openai", "anthropic", "litellm", "ollama", "cohere", "mistralai", "llama_index",
+            "langchain", "google", "boto3", "semantic_kernel", "agents", "pydantic_ai", "groq")
+AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
+MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
+
+
+def dotted(expr: cst.BaseExpression) -> list[str]:
+    """`self.client.chat.completions.create` -> ['self', 'client', 'chat', ...]; calls become '()'."""
+    parts: list[str] = []
+    while True:
+        if isinstance(expr, cst.Attribute):
+            parts.append(expr.attr.value)
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            parts.append("()")
+            expr = expr.func
+        elif isinstance(expr, cst.Name):
+            parts.append(expr.value)
+            return parts[::-1]
+        else:
+            parts.append("?")
+            return parts[::-1]
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    return args[index] if len(args) > index else None
+
+
+def _content(call: cst.Call) -> tuple[cst.BaseExpression, ...]:
+    return tuple(
+        a.value for a in call.args if a.keyword is None or a.keyword.value not in SETTINGS
+    )
+
+
+def _package(names: Iterable[str]) -> str:
+    for name in names:
+        root = name.split(".", 1)[0]
+        if root in PACKAGES:
+            return {"mistralai": "mistral", "boto3": "bedrock", "google": "google-genai"}.get(root, root)
+    return ""
+
+
+def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sink | None:
+    """The model call `call` is, or None. `qualified(node)` gives LibCST's qualified names."""
+    parts = dotted(call.func)
+    last = parts[-1]
+    for tail, framework, api in SHAPES:
+        if tuple(parts[-len(tail):]) == tail and len(parts) > len(tail):
+            if api == "google.genai.chats.create" and keyword(call, "history") is None:
+                return None
+            return Sink(call, api, framework, _content(call))
+    names = qualified(call.func)
+    package = _package(names)
+    if last in ("completion", "acompletion", "text_completion") and (package == "litellm" or "litellm" in parts):
+        return Sink(call, f"litellm.{last}", "litellm", _content(call))
+    if last == "chat" and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
+        if package in ("", "llama_index") and not (keyword(call, "messages") or keyword(call, "chat_history")):
+            package = "llama_index"  # llm.chat(messages): positional messages
+        if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None:
+            return None
+        return Sink(call, f"{package or 'chat'}.chat", package or "chat", _content(call))
+    if last in AGENT_RUNS and len(parts) > 1:
+        if keyword(call, "message_history") is not None:
+            return Sink(call, f"pydantic_ai.Agent.{last}", "pydantic_ai", _content(call))
+        if parts[-2] == "Runner" or package == "agents":
+            return Sink(call, f"agents.Runner.{last}", "agents", _content(call)[1:] or _content(call))
+        return None
+    if last in METHODS and len(parts) > 1:
+        framework = METHODS[last] if METHODS[last] != "google" else "google-genai"
+        if last in ("invoke", "ainvoke") and keyword(call, "messages") is not None and framework == "langchain":
+            return Sink(call, f"semantic_kernel.{last}", "semantic_kernel", _content(call))
+        return Sink(call, f"{framework}.{last}", framework, _content(call))
+    return None
+
+
+def message_arguments(sink: Sink) -> list[cst.BaseExpression]:
+    """The argument that holds the messages (`messages=`, `input=`, `contents=`, first arg)."""
+    for name in ("messages", "input", "contents", "chat_history", "message_history", "history", "prompt"):
+        arg = keyword(sink.call, name)
+        if arg is not None:
+            return [arg.value]
+    return list(sink.content[:1])
