@@ -1,0 +1,280 @@
+"""PROMPT-OVERSIZED-SYSTEM: a large system prompt resent with every model call."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import ClassScope, GlobalScope, ScopeProvider
+
+from chatbound.findings import Severity
+from chatbound.rule import Invalid, Option, Rule, Valid
+from chatbound.texts import Text, text_of
+from chatbound.tokens import DEFAULT_ENCODING, get_encoder
+
+SYSTEM_WORDS = {"system", "sysprompt", "instruction", "instructions"}
+# A "...PROMPT" constant is a system prompt unless its name says it is for something else.
+NOT_SYSTEM_WORDS = {
+    "user", "human", "query", "question", "summary", "summarize", "summarizer", "summarization",
+    "eval", "judge", "grader", "title", "example", "examples", "test",
+}
+SYSTEM_ROLES = ("system", "developer")
+SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
+PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
+SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
+
+
+def _words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return {w for w in spaced.lower().split("_") if w}
+
+
+def is_system_prompt_name(name: str) -> bool:
+    """SYSTEM_PROMPT, AGENT_INSTRUCTIONS, systemMessage, PROMPT; not USER_PROMPT or SUMMARY_PROMPT."""
+    words = _words(name)
+    if words & SYSTEM_WORDS:
+        return True
+    return "prompt" in words and not words & NOT_SYSTEM_WORDS
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _string_key(element: cst.BaseDictElement) -> str | None:
+    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        value = element.key.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
+    return {key: e.value for e in node.elements if (key := _string_key(e)) is not None}
+
+
+def _literal(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class PromptOversizedSystem(Rule):
+    """
+    ## What it does
+    Flags a system prompt longer than `max-system-tokens` (default 300) tokens, counted with the
+    configured tiktoken encoding (`cl100k_base` by default). A system prompt is a module or
+    class constant named like `SYSTEM_PROMPT`, `INSTRUCTIONS` or `PROMPT`, the content of a
+    `{"role": "system", ...}` message, Anthropic's `system=`, LangChain's `SystemMessage(...)` and
+    `("system", ...)` templates, or `Agent(instructions=...)`. The text is resolved statically:
+    constants, implicit concatenation, `+`, `"\\n".join([...])`, `textwrap.dedent`, `.strip()`,
+    the literal parts of f-strings and `.format` templates, and data files read at import time
+    by a literal path (`Path(__file__).parent / "system.md"`). It is reported once, where the
+    text is defined. A block marked for prompt caching (`cache_control`) is not reported.
+
+    ## Why is this bad?
+    The system prompt is sent with every call of every turn. An evergreen block that covers
+    every case (billing, SSO, seats, security...) costs its full size on each request, even
+    when the question needs one paragraph of it, and long instructions dilute the ones that
+    matter.
+
+    ## Example
+    ```python
+    SYSTEM_PROMPT = \"\"\"You are Acme's support assistant. Billing: ... SSO: ... Seats: ...
+    (two pages of rules for every topic)\"\"\"
+    ```
+
+    ## Use instead
+    ```python
+    SYSTEM_PROMPT = "You are Acme's support assistant. Be concise; cite the article you used."
+    # load the topic's rules only when the question is about it (a retrieved snippet or a tool),
+    # and mark the stable prefix for prompt caching
+    ```
+    """
+
+    ID = "PROMPT-OVERSIZED-SYSTEM"
+    NAME = "prompt-oversized-system"
+    SEVERITY = Severity.MEDIUM
+    SUMMARY = "A large system prompt is paid for again on every model call."
+    TAGS = ("cost", "llm", "prompt")
+    OPTIONS = {"max-system-tokens": Option(int, 300, "Most tokens in a system prompt before a finding.")}
+
+    VALID = [
+        'SYSTEM_PROMPT = "You are a helpful support assistant. Answer briefly."',
+        # a long text that is not a system prompt: a user message, a help text, a summarizer
+        Valid(
+            'REPORT = "quarterly numbers " * 3\n'
+            'messages = [{"role": "user", "content": "Summarize this long report of many pages"}]',
+            options={"max-system-tokens": 3},
+        ),
+        Valid('HELP_TEXT = """Usage: bot [options] ... many lines of command-line help ..."""', options={"max-system-tokens": 3}),
+        Valid('SUMMARY_PROMPT = "Summarize the conversation so far in five short bullet points."', options={"max-system-tokens": 3}),
+        Valid('USER_PROMPT_TEMPLATE = "Customer {customer} asks: {question}. Use the context below."', options={"max-system-tokens": 3}),
+        # an f-string counts only its literal parts: here they are short
+        Valid('def build(rules):\n    return [{"role": "system", "content": f"Rules:\\n{rules}"}]', options={"max-system-tokens": 3}),
+        # a path that is not a literal cannot be read; never guess
+        Valid('SYSTEM_PROMPT = Path(os.environ["PROMPT_FILE"]).read_text()', options={"max-system-tokens": 1}),
+        # Anthropic prompt caching: the block is billed at a fraction after the first call
+        Valid(
+            'SYSTEM_PROMPT = "You are the billing specialist; follow the refund policy in full."\n'
+            "reply = client.messages.create(\n"
+            '    model="claude-sonnet-4-5", max_tokens=512, messages=messages,\n'
+            '    system=[{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}],\n'
+            ")\n",
+            options={"max-system-tokens": 3},
+        ),
+        Valid('SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."', options={"max-system-tokens": 12}),
+    ]
+    INVALID = [
+        Invalid(
+            'SYSTEM_PROMPT = """You are a careful assistant. Answer in one paragraph."""', 1, 17, 1, 76,
+            options={"max-system-tokens": 5},
+        ),
+        Invalid(
+            'messages = [{"role": "system", "content": "You are a careful assistant. Answer in one paragraph."}]',
+            1, 43, options={"max-system-tokens": 5},
+        ),
+        # implicit concatenation and dedent, defined in a function: reported at the definition
+        Invalid(
+            "import textwrap\n"
+            "def ask(client, q):\n"
+            "    rules = textwrap.dedent('''\n"
+            "        You are a careful assistant.\n"
+            "        Answer in one paragraph.''').strip()\n"
+            "    return client.messages.create(model='claude-haiku-4-5', system=rules, messages=[q])\n",
+            3, 29, options={"max-system-tokens": 5},
+        ),
+        Invalid(
+            "from langchain_core.messages import SystemMessage\n"
+            'msg = SystemMessage(content="You are a careful assistant. " "Answer in one paragraph.")\n',
+            2, 29, options={"max-system-tokens": 5},
+        ),
+        Invalid(
+            'prompt = ChatPromptTemplate.from_messages([("system", BASE + " Answer in one paragraph."), ("human", "{q}")])\n'
+            'BASE = "You are a careful assistant."\n',
+            1, 55, options={"max-system-tokens": 5},
+        ),
+        Invalid(
+            'agent = Agent(name="triage", instructions=f"You are a careful assistant. Answer in one paragraph. {extra}")',
+            1, 43, options={"max-system-tokens": 5},
+        ),
+        Invalid(
+            "class Bot:\n"
+            '    INSTRUCTIONS = "You are a careful assistant. " + "Answer in one paragraph."\n',
+            2, 20, options={"max-system-tokens": 5},
+        ),
+    ]
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.limit = self.option("max-system-tokens")
+        # (expression, how it was found: "name" | "sent" | "cached", the node that uses it)
+        self.candidates: list[tuple[cst.BaseExpression, str, cst.CSTNode]] = []
+
+    # --- where system prompts are defined or sent ----------------------------------
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._named(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._named(node.target, node.value)
+
+    def _named(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if not isinstance(target, cst.Name) or not is_system_prompt_name(target.value):
+            return
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if isinstance(scope, (GlobalScope, ClassScope)):
+            self.candidates.append((value, "name", target))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        entries = _entries(node)
+        if _literal(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
+            self._sent(entries["content"], node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        if len(node.elements) == 2 and _literal(node.elements[0].value) == "system":
+            self._sent(node.elements[1].value, node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = _callee(node)
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if name == "count_tokens":
+            return
+        if name == "dict" and _literal(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+            self._sent(keywords["content"], node)
+        for keyword in SYSTEM_KEYWORDS:
+            if keyword in keywords:
+                self._sent(keywords[keyword], node)
+        if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
+            self._sent(keywords["prompt"], node)
+        if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
+            if content is not None:
+                self._sent(content, node)
+
+    @staticmethod
+    def _is_system_template(call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and _callee(cst.Call(func=func.value)) == "SystemMessagePromptTemplate"
+
+    def _sent(self, content: cst.BaseExpression, use: cst.CSTNode) -> None:
+        """A system content: a text, or a list of content blocks (Anthropic/OpenAI parts)."""
+        if not isinstance(content, (cst.List, cst.Tuple)):
+            self.candidates.append((content, "sent", use))
+            return
+        for element in content.elements:
+            if isinstance(element.value, cst.Dict):
+                entries = _entries(element.value)
+                if "text" in entries:
+                    kind = "cached" if "cache_control" in entries else "sent"
+                    self.candidates.append((entries["text"], kind, use))
+            elif not isinstance(element, cst.StarredElement):
+                self.candidates.append((element.value, "sent", use))
+
+    # --- one finding per prompt text ------------------------------------------------
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
+        for expression, kind, use in self.candidates:
+            text = text_of(self, expression)
+            if text is None:
+                continue
+            _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
+            kinds.add(kind)
+            uses.append(use)
+        if not texts:
+            return
+        encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
+        encoding = encoder.encoding.removesuffix("_offline")
+        for text, kinds, uses in texts.values():
+            if "sent" not in kinds and ("name" not in kinds or "cached" in kinds):
+                continue
+            count = encoder(text.value)
+            if count <= self.limit:
+                continue
+            self._report(text, count, encoding, uses)
+
+    def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
+        at_least = "at least " if text.partial else ""
+        source = f" (read from {text.file})" if text.file else ""
+        line = self.span(text.node).line
+        related = [
+            self.related(use, "sent as the system prompt here")
+            for use in uses
+            if not isinstance(use, cst.Name) and self.span(use).line != line
+        ][:1]
+        self.report(
+            text.node,
+            f"System prompt{source} is {at_least}{count} tokens ({encoding}) and is sent with every "
+            f"call (max-system-tokens is {self.limit}).",
+            suggestion="Keep a short stable core; load topic-specific rules only when the request needs "
+            "them (a retrieved snippet or a tool), and cache the stable prefix.",
+            related=related,
+            properties={"tokens": count, "encoding": encoding},
+        )

