@@ -62,6 +62,7 @@ class RuleContext:
     options: dict[str, Any]
     findings: list[Finding] = field(default_factory=list)
     directory: str = ""  # the file's folder, absolute, for data files it reads by literal path
+    data_files: list[str] = field(default_factory=list)  # data files read, so a cached result can be checked
 
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -84,6 +85,10 @@ class Rule(cst.BatchableCSTVisitor):
     OPTIONS: ClassVar[dict[str, Option]] = {}
     VALID: ClassVar[Sequence[str | Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
+    # Words (matched case-insensitively in the file's bytes) without which the rule cannot
+    # report: the pre-check parses only files holding one of the selected rules' words.
+    # None means "always parse"; list every word a finding needs, or leave it None.
+    TRIGGERS: ClassVar[tuple[str, ...] | None] = None
 
     METADATA_DEPENDENCIES = (
         PositionProvider,
