@@ -178,3 +178,11 @@ def show_rule(rule_id: str) -> None:
         for name, option in rule.OPTIONS.items():
             click.echo(f"- `{name}` (default {option.default}): {option.help}")
     click.echo(f"\nMore: {rule.help_url()}")
+
+
+@main.command("lsp")
+def language_server() -> None:
+    """Run the language server on stdin/stdout (for editors)."""
+    from .lsp import serve
+
+    serve()

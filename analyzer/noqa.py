@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
 import tokenize
 from collections import defaultdict
@@ -52,6 +53,11 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def physical_lines(code: str) -> list[str]:
+    """Lines with their endings, split where Python splits (\\n, \\r\\n, \\r; not form feeds)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
+
+
 @dataclass
 class Lines:
     """Where comments can go: line ends outside strings and continuations, and the column of
@@ -72,7 +78,7 @@ def scan(source: str) -> Lines:
             blocked.update(range(start, end))  # a multi-line string: its inner line ends
     commentable = {
         number
-        for number, line in enumerate(source.splitlines(), 1)
+        for number, line in enumerate(physical_lines(source), 1)
         if number not in blocked and not line.rstrip().endswith("\\")
     }
     return Lines(commentable, comments)
@@ -98,33 +104,42 @@ def _target_line(finding: Finding, commentable: set[int]) -> int | None:
     return None
 
 
+def commented_lines(source: str, findings: list[Finding]) -> tuple[dict[int, str], list[Finding]]:
+    """The new text (no line ending) of every line that gets ids, and the findings no line
+    of whose statement can hold a comment. Raises tokenize.TokenError or SyntaxError."""
+    info = scan(source)
+    wanted: dict[int, set[str]] = defaultdict(set)
+    homeless = []
+    for finding in findings:
+        line = _target_line(finding, info.commentable)
+        if line is None:
+            homeless.append(finding)
+        else:
+            wanted[line].add(finding.rule_id)
+    lines = [line.rstrip("\r\n") for line in physical_lines(source)]
+    return {n: with_ids(lines[n - 1], ids, info.comments.get(n)) for n, ids in wanted.items()}, homeless
+
+
 def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) -> None:
     shown = findings[0].path
     try:
         raw = path.read_bytes()
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         source = raw.decode(encoding)
-        lines_info = scan(source)
+        new_lines, homeless = commented_lines(source, findings)
     except (OSError, UnicodeError, SyntaxError, tokenize.TokenError) as exc:
         result.errors.append(FileError(shown, f"cannot add ignore comments: {exc}"))
         return
-    wanted: dict[int, set[str]] = defaultdict(set)
-    for finding in findings:
-        line = _target_line(finding, lines_info.commentable)
-        if line is None:
-            result.warnings.append(
-                f"{shown}:{finding.span.line}: no line of the statement can hold a comment;"
-                f" {finding.rule_id} left as is"
-            )
-        else:
-            wanted[line].add(finding.rule_id)
-    if not wanted:
+    result.warnings += [
+        f"{shown}:{f.span.line}: no line of the statement can hold a comment; {f.rule_id} left as is"
+        for f in homeless
+    ]
+    if not new_lines:
         return
-    lines = source.splitlines(keepends=True)
-    for number, ids in wanted.items():
-        text = lines[number - 1]
-        body = text.rstrip("\r\n")
-        lines[number - 1] = with_ids(body, ids, lines_info.comments.get(number)) + text[len(body):]
+    lines = physical_lines(source)
+    for number, text in new_lines.items():
+        old = lines[number - 1]
+        lines[number - 1] = text + old[len(old.rstrip("\r\n")):]
     data = "".join(lines).encode(encoding)
     try:
         cst.parse_module(data)
@@ -136,7 +151,7 @@ def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) ->
     except OSError as exc:
         result.errors.append(FileError(shown, f"cannot write: {exc.strerror or exc}"))
         return
-    result.added += sum(len(ids) for ids in wanted.values())
+    result.added += len(findings) - len(homeless)
     result.files += 1
 
 

@@ -76,3 +76,12 @@ def run(paths: list[Path], settings: Settings, force_exclude: bool = False) -> R
     result.findings.sort(key=lambda f: f.sort_key)
     return result
 
+
+def check_source(source: bytes | str, path: Path, settings: Settings) -> FileResult:
+    """One file's findings from text that may be unsaved (the language server's view),
+    with the same rules, options and per-file ignores as `run`."""
+    rules = select_rules(settings.select, settings.ignore)
+    directory = str(path.resolve().parent)
+    result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
+    result.findings = [f for f in result.findings if not per_file_ignored(settings, f, path)]
+    return result

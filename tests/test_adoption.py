@@ -133,7 +133,7 @@ def test_add_noqa_uses_the_statement_line_when_the_reported_line_ends_in_a_strin
 
 
 def test_add_noqa_keeps_permissions_crlf_and_the_coding_cookie(write):
-    source = "# -*- coding: latin-1 -*-\r\n# caf\xe9\r\n" + BAD_TOP_K.replace("\n", "\r\n")
+    source = "# -*- coding: latin-1 -*-\r\n# caf\xe9\x0c\r\n\x0c\r\n" + BAD_TOP_K.replace("\n", "\r\n")
     root = write({"a.py": source.encode("latin-1")})
     os.chmod(root / "a.py", 0o751)
     check(".", "--add-noqa", cwd=root)

@@ -31,6 +31,7 @@ def render_finding(finding: Finding, colour: bool) -> list[str]:
         rule = click.style(rule, fg=COLOURS[finding.severity], bold=True)
     tag = " [suppressed]" if finding.suppressed is not None else ""
     lines = [f"{head} {rule} {finding.message}{tag}"]
+    linecache.checkcache(finding.path)  # the file may have changed since an earlier run in this process
     source = linecache.getline(finding.path, span.line).rstrip("\r\n")
     if source:
         lines += _caret(finding, source.expandtabs(1), colour)

@@ -1,0 +1,203 @@
+"""`chatbound lsp`: the language server (pygls 2) that puts findings in the editor.
+
+It calls the runner the CLI calls (`runner.check_source` on the buffer's text, with the
+`[tool.chatbound]` settings found from the document's path), so the problem panel and
+`chatbound check` agree. Diagnostics are published on open, on save and, debounced, on
+change; a finding with a `fix` offers it as a quick fix, and every finding offers an
+`# chatbound: ignore[ID]` comment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from . import __version__
+from .config import ConfigError, load_settings
+from .discovery import discover
+from .findings import Finding, Severity, Span
+from .noqa import commented_lines
+from .registry import rule_by_id
+from .runner import check_source
+
+DEBOUNCE_SECONDS = 0.3
+SEVERITIES = {
+    Severity.HIGH: types.DiagnosticSeverity.Error,
+    Severity.MEDIUM: types.DiagnosticSeverity.Warning,
+    Severity.LOW: types.DiagnosticSeverity.Information,
+}
+log = logging.getLogger(__name__)
+
+
+class ChatboundServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("chatbound", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.shown_errors: set[str] = set()
+
+
+server = ChatboundServer()
+
+
+def to_range(span: Span, document: TextDocument) -> types.Range:
+    """Our 1-based line and column (code points) to LSP's 0-based position in the client's
+    units (UTF-16 unless negotiated): the one place that conversion happens."""
+    points = types.Range(
+        start=types.Position(line=span.line - 1, character=span.col - 1),
+        end=types.Position(line=span.end_line - 1, character=span.end_col - 1),
+    )
+    return document.position_codec.range_to_client_units(document.lines, points)
+
+
+def document_path(document: TextDocument) -> Path:
+    path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+    return Path(path) if path else Path.cwd() / (document.filename or "untitled.py")
+
+
+def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
+    """The active findings `chatbound check` would report for this buffer's text."""
+    path = document_path(document)
+    try:
+        settings = load_settings([path])
+    except ConfigError as exc:
+        report_once(ls, str(exc))
+        return []
+    if path.exists() and not discover([path], settings.root, settings.excludes, force_exclude=True).files:
+        return []  # excluded by the configuration, as pre-commit's --force-exclude would
+    result = check_source(document.source, path, settings)
+    if result.error is not None:
+        log.info("%s", result.error)
+    return [f for f in result.findings if f.suppressed is None]
+
+
+def report_once(ls: ChatboundServer, message: str) -> None:
+    if message not in ls.shown_errors:
+        ls.shown_errors.add(message)
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"chatbound: {message}"))
+
+
+def diagnostic(finding: Finding, document: TextDocument) -> types.Diagnostic:
+    rule = rule_by_id(finding.rule_id)
+    message = finding.message + (f"\n{finding.suggestion}" if finding.suggestion else "")
+    return types.Diagnostic(
+        range=to_range(finding.span, document),
+        message=message,
+        severity=SEVERITIES[finding.severity],
+        code=finding.rule_id,
+        code_description=types.CodeDescription(href=rule.help_url()) if rule else None,
+        source="chatbound",
+        related_information=[
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=document.uri, range=to_range(r.span, document)), message=r.message
+            )
+            for r in finding.related
+        ] or None,
+        data={"fingerprint": finding.fingerprint},
+    )
+
+
+def publish(ls: ChatboundServer, uri: str) -> None:
+    ls.pending.pop(uri, None)
+    document = ls.workspace.get_text_document(uri)
+    diagnostics = [diagnostic(f, document) for f in findings_for(ls, document)]
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
+    )
+
+
+def publish_later(ls: ChatboundServer, uri: str) -> None:
+    """Publish once the user pauses typing for DEBOUNCE_SECONDS."""
+    waiting = ls.pending.pop(uri, None)
+    if waiting is not None:
+        waiting.cancel()
+    ls.pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, publish, ls, uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: ChatboundServer, params: types.DidOpenTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: ChatboundServer, params: types.DidChangeTextDocumentParams) -> None:
+    publish_later(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: ChatboundServer, params: types.DidSaveTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: ChatboundServer, params: types.DidCloseTextDocumentParams) -> None:
+    waiting = ls.pending.pop(params.text_document.uri, None)
+    if waiting is not None:
+        waiting.cancel()
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    key = lambda p: (p.line, p.character)  # noqa: E731
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def fix_action(finding: Finding, document: TextDocument, diag: types.Diagnostic) -> types.CodeAction:
+    edits = [types.TextEdit(range=to_range(e.span, document), new_text=e.text) for e in finding.fix.edits]
+    return types.CodeAction(
+        title=f"chatbound: {finding.fix.description}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        is_preferred=finding.fix.safe,
+        edit=types.WorkspaceEdit(changes={document.uri: edits}),
+    )
+
+
+def ignore_action(finding: Finding, document: TextDocument, diag: types.Diagnostic) -> types.CodeAction | None:
+    """`# chatbound: ignore[ID]` where `--add-noqa` would put it."""
+    try:
+        new_lines, _ = commented_lines(document.source, [finding])
+    except Exception:  # a buffer mid-edit that does not tokenize: offer nothing
+        return None
+    edits = [
+        types.TextEdit(range=to_range(Span(n, 1, n, len(document.lines[n - 1].rstrip("\r\n")) + 1), document), new_text=text)
+        for n, text in new_lines.items()
+    ]
+    if not edits:
+        return None
+    return types.CodeAction(
+        title=f"chatbound: ignore {finding.rule_id} on this line",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        edit=types.WorkspaceEdit(changes={document.uri: edits}),
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes for the findings under the cursor, computed on the buffer as it is now."""
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    actions = []
+    for finding in findings_for(ls, document):
+        diag = diagnostic(finding, document)
+        if not _overlaps(diag.range, params.range):
+            continue
+        if finding.fix is not None:
+            actions.append(fix_action(finding, document, diag))
+        ignore = ignore_action(finding, document, diag)
+        if ignore is not None:
+            actions.append(ignore)
+    return actions
+
+
+def serve() -> None:
+    """Speak LSP on stdin/stdout until the client says exit."""
+    server.start_io()
