@@ -10,7 +10,9 @@ from typing import Any, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from .fixes import attach_fixes
 from .findings import FileError, Finding, with_fingerprints
+from .projection import attach_projections
 from .rule import Rule, RuleContext
 from .suppressions import apply_suppressions, bare_warnings, read_suppressions
 
@@ -69,10 +71,11 @@ def analyze_source(
     try:
         module = cst.parse_module(source)
         context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         if rules:
-            MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(
-                [rule(context) for rule in rules]
-            )
+            wrapper.visit_batched([rule(context) for rule in rules])
+        # post-rule steps: cost projections and fixes for the history findings
+        context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options), module, wrapper)
     except Exception as exc:  # one bad file must never stop the run
         result.error = FileError(path, describe_error(exc, source))
         return result

@@ -13,6 +13,7 @@ import click
 from . import __version__
 from . import noqa
 from .baseline import BaselineError, new_findings, read_baseline, write_baseline
+from .apply import fix_messages, fix_run, fix_summary
 from .config import ConfigError, Settings, load_settings
 from .findings import Finding, Severity
 from .registry import all_rules, rule_by_id, unknown_codes
@@ -120,9 +121,12 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Report only findings not in this baseline file.")
 @click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), help="Record the current findings in this baseline file.")
 @click.option("--add-noqa", is_flag=True, help="Write `# chatbound: ignore[ID]` comments for the current findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes (bound what is sent; the stored history is untouched).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
           statistics, fail_on, exit_zero, config, show_suppressed, quiet,
-          baseline, write_baseline, add_noqa) -> None:
+          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff) -> None:
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
@@ -131,6 +135,14 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
     result = run(paths, settings, force_exclude=force_exclude)
+    fixes = None
+    if fix or diff:
+        result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude)
+        for line in fix_messages(fixes):
+            click.echo(line, err=True)
+        if diff:
+            sys.stdout.write(fixes.diff())
+            sys.exit(EXIT_FINDINGS if fixes.diff() else EXIT_OK)
     if baseline:
         result.findings = _without_baselined(result.findings, baseline)
     for error in result.errors:
@@ -150,7 +162,7 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
             reporter = importlib.import_module(f"chatbound.reporters.{output_format}")
             stream.write(reporter.render(result, shown, colour=not output_file and _colour(sys.stdout)))
             if output_format == "text" and not quiet:
-                stream.write(("\n" if shown else "") + summary(result) + "\n")
+                stream.write(("\n" if shown else "") + " ".join(filter(None, [summary(result), fix_summary(result.active, fixes)])) + "\n")
     finally:
         if output_file:
             stream.close()

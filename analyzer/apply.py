@@ -1,0 +1,246 @@
+"""Applying fixes: edit, re-parse, re-analyze, keep only what fixed its finding, write atomically.
+
+Each fix is tried on top of the ones already kept, always on the original text (the spans
+refer to it). A fix stays only when the edited file parses and the same rule no longer
+flags the same history in the same scope; otherwise it is dropped with the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import libcst as cst
+
+from .analysis import FileResult, analyze_source, describe_error
+from .findings import Edit, Finding
+from .fixes import source_lines
+from .rule import Rule
+
+@dataclass
+class FileFix:
+    """What fixing one file did: the text before and after, the findings fixed and dropped."""
+
+    path: str
+    original: str = ""
+    fixed: str = ""
+    applied: list[Finding] = field(default_factory=list)
+    dropped: list[tuple[Finding, str]] = field(default_factory=list)
+    error: str = ""
+    encoding: str = "utf-8"  # LibCST's: "utf-8-sig" writes the BOM back
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.fixed.splitlines(keepends=True),
+                f"a/{self.path}",
+                f"b/{self.path}",
+            )
+        )
+
+    def data(self) -> bytes:
+        return self.fixed.encode(self.encoding)
+
+
+def fixable(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and finding.suppressed is None and (finding.fix.safe or unsafe)
+
+
+def apply_edits(code: str, edits: Iterable[Edit]) -> str:
+    """``code`` with every edit made; identical edits count once, insertions at one place keep
+    their order, overlapping edits raise."""
+    starts = [0]
+    for line in source_lines(code):
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:
+        return starts[min(line, len(starts)) - 1] + col - 1
+
+    spans = sorted(
+        dict.fromkeys((offset(e.span.line, e.span.col), offset(e.span.end_line, e.span.end_col), e.text) for e in edits),
+        key=lambda item: (item[0], item[1]),
+    )
+    out, position = [], 0
+    for start, end, text in spans:
+        if start < position:
+            raise ValueError("edits overlap")
+        out += [code[position:start], text]
+        position = end
+    return "".join(out) + code[position:]
+
+
+def _key(finding: Finding) -> tuple:
+    return (finding.rule_id, finding.scope, str(finding.properties.get("history", "")))
+
+
+def _still_flagged(finding: Finding, before: Sequence[Finding], after: FileResult) -> bool:
+    """The same rule still flags the same history in the same scope as often as before."""
+    key = _key(finding)
+    was = Counter(_key(f) for f in before if f.suppressed is None)[key]
+    now = Counter(_key(f) for f in after.findings if f.suppressed is None)[key]
+    return now >= was
+
+
+def fix_source(
+    source: bytes,
+    path: str,
+    findings: Sequence[Finding],
+    rules: Sequence[type[Rule]],
+    options: dict[str, Any],
+    unsafe: bool = False,
+    directory: str = "",
+) -> FileFix:
+    """Try the fixes of ``findings`` (one file) in order and keep those that hold."""
+    result = FileFix(path)
+    try:
+        module = cst.parse_module(source)
+    except Exception as exc:
+        result.error = describe_error(exc, source)
+        return result
+    result.encoding = module.encoding
+    result.original = result.fixed = module.code
+    kept: list[Edit] = []
+    for finding in (f for f in findings if fixable(f, unsafe)):
+        trial = kept + list(finding.fix.edits)
+        try:
+            text = apply_edits(module.code, trial)
+        except ValueError:
+            result.dropped.append((finding, "its edit overlaps another fix"))
+            continue
+        after = analyze_source(text, path, rules, options, directory=directory)
+        if after.error is not None:
+            result.dropped.append((finding, f"the edited file does not parse ({after.error.message})"))
+        elif _still_flagged(finding, findings, after):
+            result.dropped.append((finding, "the edited file is still flagged for the same history"))
+        else:
+            kept, result.fixed = trial, text
+            result.applied.append(finding)
+    return result
+
+
+def _inside(target: Path, roots: Sequence[Path]) -> bool:
+    return any(target == root or root in target.parents for root in roots)
+
+
+def write_atomic(path: Path, data: bytes, roots: Sequence[Path]) -> None:
+    """Replace the file behind ``path`` by ``data`` through a temporary file in its folder.
+
+    Permissions are kept. A symlink is followed only when its target lies inside ``roots``
+    (the checked tree); otherwise the write is refused with an OSError.
+    """
+    target = path.resolve()
+    if target != path.absolute() and not _inside(target, [r.resolve() for r in roots]):
+        raise OSError(f"not written: {path} is a symlink to {target}, outside the checked tree")
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+@dataclass
+class FixReport:
+    files: list[FileFix] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def applied(self) -> int:
+        return sum(len(f.applied) for f in self.files if not f.error)
+
+    def diff(self) -> str:
+        return "".join(f.diff() for f in self.files if f.changed)
+
+
+def fix_findings(
+    findings: Sequence[Finding],
+    rules: Sequence[type[Rule]],
+    options: dict[str, Any],
+    unsafe: bool = False,
+    write: bool = True,
+    roots: Sequence[Path] = (),
+) -> FixReport:
+    """Fix every file that has fixable findings; write it unless ``write`` is False."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if fixable(finding, unsafe):
+            by_path.setdefault(finding.path, [])
+    for finding in findings:
+        if finding.path in by_path:
+            by_path[finding.path].append(finding)
+    report = FixReport()
+    for shown, file_findings in by_path.items():
+        path = Path(shown)
+        try:
+            source = path.read_bytes()
+        except OSError as exc:
+            report.errors.append(f"{shown}: cannot read: {exc.strerror or exc}")
+            continue
+        fixed = fix_source(source, shown, file_findings, rules, options, unsafe, str(path.resolve().parent))
+        if fixed.error:
+            report.errors.append(f"{shown}: {fixed.error}")
+            continue
+        if write and fixed.changed:
+            try:
+                write_atomic(path, fixed.data(), roots or [Path.cwd()])
+            except OSError as exc:
+                report.errors.append(f"{shown}: {exc.strerror or exc}")
+                continue
+        report.files.append(fixed)
+    return report
+
+
+def fix_run(result, settings, paths: Sequence[Path], unsafe: bool, write: bool, force_exclude: bool = False):
+    """`check --fix` / `--diff`: fix the run's findings, then re-run when files changed."""
+    from .registry import select_rules
+    from .runner import rule_options, run
+
+    rules = select_rules(settings.select, settings.ignore)
+    report = fix_findings(result.active, rules, rule_options(settings), unsafe, write, roots=paths)
+    if write and report.applied:
+        result = run(list(paths), settings, force_exclude=force_exclude)
+    return result, report
+
+
+def fix_messages(report: FixReport) -> list[str]:
+    """One line per fix that was dropped or file that could not be fixed."""
+    lines = [f"error: {error}" for error in report.errors]
+    for file in report.files:
+        for finding, reason in file.dropped:
+            lines.append(
+                f"warning: {finding.path}:{finding.span.line}:{finding.span.col}: "
+                f"fix for {finding.rule_id} not applied: {reason}"
+            )
+    return lines
+
+
+def fix_summary(findings: Sequence[Finding], report: FixReport | None) -> str:
+    """`Fixed 2 findings. 1 fixable with --fix; 1 more with --unsafe-fixes.` ("" when nothing to say)."""
+    parts = []
+    if report is not None and report.applied:
+        parts.append(f"Fixed {report.applied} finding{'s' if report.applied != 1 else ''}.")
+    safe = sum(1 for f in findings if fixable(f, False))
+    more = sum(1 for f in findings if fixable(f, True)) - safe
+    if safe:
+        parts.append(f"{safe} fixable with `--fix`.")
+    if more:
+        parts.append(f"{more} more with `--unsafe-fixes`." if safe else f"{more} fixable with `--fix --unsafe-fixes`.")
+    return " ".join(parts)

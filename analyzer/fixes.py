@@ -1,0 +1,229 @@
+"""Fixes for history findings, by what the code uses (a post-rule step).
+
+- Plain SDK lists (openai, anthropic, litellm, mistral, ollama, cohere, bedrock, genai): wrap
+  the history expression at the send in ``bounded_view(<expr>, last_turns=10)`` and import
+  it once. Safe: only the sent view is bounded, the stored list stays as the user sees it.
+  It turns unsafe when something other than a message dict is appended to the history
+  (``bounded_view`` reads dicts).
+- LangChain: ``trim_messages(..., start_on="human", include_system=True)`` (an unsafe edit);
+  LlamaIndex and OpenAI Agents: the suggestion only.
+- MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
+  last_events=N)`` (unsafe: fewer messages may be kept, as whole turns).
+- AGENT-OVERSIZED-HANDOFF: build a brief; a suggestion, never an edit.
+
+Spans are 1-based with exclusive end columns (findings.py); an insertion is an empty span.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .findings import Edit, Finding, Fix, Span
+
+UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
+SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
+HANDOFF = "AGENT-OVERSIZED-HANDOFF"
+WINDOW_TURNS = 10
+BOUNDED_IMPORT = "from chatbound.compaction import bounded_view"
+TRIM_IMPORTS = (
+    "from langchain_core.messages import trim_messages",
+    "from langchain_core.messages.utils import count_tokens_approximately",
+)
+PLAIN_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "cohere", "bedrock", "boto3", "genai", "google", "groq")
+HISTORY_STAYS = "The stored history stays intact (what the user sees); only what is sent is bounded."
+
+SUGGESTIONS = {
+    "plain": f"Send a bounded view: `bounded_view(history, last_turns={WINDOW_TURNS})` from chatbound.compaction "
+    "(or `max_tokens=` for a token budget), plus a rolling summary of what leaves it. " + HISTORY_STAYS,
+    "langchain": 'Trim before the call: `trim_messages(history, strategy="last", token_counter=count_tokens_approximately, '
+    'max_tokens=4000, start_on="human", include_system=True)`, or SummarizationMiddleware with a trigger. '
+    + HISTORY_STAYS,
+    "llamaindex": "Use a token-limited memory: `ChatMemoryBuffer.from_defaults(token_limit=3000)` "
+    "(or a summary memory) instead of the whole chat history. " + HISTORY_STAYS,
+    "agents": "Give the session a limit: read only the last items (`session.get_items(limit=...)`, or a "
+    "`session_input_callback` in RunConfig that keeps the last turns) instead of the whole session. " + HISTORY_STAYS,
+    SPLITS_TURN: "Replace the count slice by `bounded_view(history, last_events=N)`: it keeps the system prompt "
+    "and whole turns, so a tool result never arrives without its call.",
+    HANDOFF: "Hand the specialist a brief instead of the transcript: the goal, the constraints, and the evidence "
+    "for this case (a few lines), not every earlier turn.",
+}
+# Appended values that are surely not message dicts: SDK reply objects and message classes.
+NOT_A_DICT = re.compile(r"(\.message|\.choices\[\d+\]\.message|\.content|\.output)$|^[A-Z]\w*\(")
+
+
+def framework_kind(finding: Finding) -> str:
+    """plain, langchain, llamaindex, agents, or "" when the framework is one we do not edit."""
+    name = str(finding.properties.get("framework", "")).lower().replace("-", "_")
+    if not name or any(name.startswith(sdk) for sdk in PLAIN_SDKS) and "agents" not in name:
+        return "plain"
+    for kind, prefixes in (
+        ("langchain", ("langchain", "langgraph")),
+        ("llamaindex", ("llama_index", "llamaindex")),
+        ("agents", ("openai_agents", "agents")),
+    ):
+        if name.startswith(prefixes):
+            return kind
+    return ""
+
+
+def text_at(lines: Sequence[str], span: Span) -> str:
+    """The source text of a 1-based span (``lines`` keep their line endings)."""
+    if span.line == span.end_line:
+        return lines[span.line - 1][span.col - 1 : span.end_col - 1]
+    return (
+        lines[span.line - 1][span.col - 1 :]
+        + "".join(lines[span.line : span.end_line - 1])
+        + lines[span.end_line - 1][: span.end_col - 1]
+    )
+
+
+def source_lines(code: str) -> list[str]:
+    """Lines with their endings, split where LibCST splits (\\n, \\r\\n, \\r)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
+
+
+def _imports(module: cst.Module) -> set[str]:
+    """`module.name` for every top-level `from module import name` (no alias)."""
+    found = set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    base = cst.Module([]).code_for_node(small.module)
+                    found.update(f"{base}.{a.name.value}" for a in small.names if a.asname is None
+                                 and isinstance(a.name, cst.Name))
+    return found
+
+
+def import_edit(module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str], statement: str) -> Edit | None:
+    """Insert ``statement`` after the last top-level import (else the docstring), or None if present."""
+    base, name = re.match(r"from (\S+) import (\w+)", statement).groups()
+    if f"{base}.{name}" in _imports(module):
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    anchor = None
+    for index, node in enumerate(module.body):
+        if not isinstance(node, cst.SimpleStatementLine):
+            continue
+        small = node.body[0]
+        docstring = index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+        if docstring or isinstance(small, (cst.Import, cst.ImportFrom)):
+            anchor = node
+    if anchor is None:
+        first = next(iter(module.body), None)
+        line = positions[first].start.line if first is not None else len(lines) + 1
+        return Edit(Span(line, 1, line, 1), statement + module.default_newline)
+    end = positions[anchor].end.line
+    if end < len(lines):
+        return Edit(Span(end + 1, 1, end + 1, 1), statement + module.default_newline)
+    last = lines[end - 1].rstrip("\r\n")
+    if last != lines[end - 1]:  # the final line ends with a newline: insert a new last line
+        return Edit(Span(end + 1, 1, end + 1, 1), statement + module.default_newline)
+    return Edit(Span(end, len(last) + 1, end, len(last) + 1), module.default_newline + statement)
+
+
+def _name_is_taken(module: cst.Module, name: str, statement: str) -> bool:
+    base = statement.split()[1]
+    return f"{base}.{name}" not in _imports(module) and bool(m.findall(module, m.Name(name)))
+
+
+def appends_non_dicts(module: cst.Module, history: str) -> bool:
+    """Whether something that is surely not a message dict is appended to ``history``."""
+    for call in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("append") | m.Name("extend") | m.Name("insert")))):
+        if module.code_for_node(call.func.value) != history or not call.args:
+            continue
+        value = call.args[-1].value
+        values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+        if any(NOT_A_DICT.search(module.code_for_node(v)) for v in values):
+            return True
+    return False
+
+
+def _wrap(
+    finding: Finding, module: cst.Module, wrapper, lines, text: str, imports: Sequence[str], description: str, safe: bool
+) -> Fix | None:
+    """Replace the finding's span by ``text`` and add each import statement once."""
+    edits = [Edit(finding.span, text)]
+    for statement in imports:
+        name = statement.rsplit(" ", 1)[1]
+        if _name_is_taken(module, name, statement):
+            return None
+        edit = import_edit(module, wrapper, lines, statement)
+        if edit is not None:
+            edits.append(edit)
+    return Fix(description, tuple(edits), safe)
+
+
+def _split_slice_fix(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`h[-N:]` -> `bounded_view(h, last_events=N)`."""
+    try:
+        node = cst.parse_expression(text_at(lines, finding.span))
+    except cst.ParserSyntaxError:
+        return None
+    if not m.matches(node, m.Subscript(slice=[m.SubscriptElement(m.Slice(lower=m.UnaryOperation(operator=m.Minus()), upper=None, step=None))])):
+        return None
+    history = cst.Module([]).code_for_node(node.value)
+    count = cst.Module([]).code_for_node(node.slice[0].slice.lower.expression)
+    return _wrap(
+        finding, module, wrapper, lines, f"bounded_view({history}, last_events={count})", [BOUNDED_IMPORT],
+        f"Replace the count slice by bounded_view({history}, last_events={count}), which never splits a turn",
+        safe=False,
+    )
+
+
+def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str]) -> tuple[Fix | None, str]:
+    """The fix (or None) and the suggestion text for one finding."""
+    if finding.rule_id == HANDOFF:
+        return None, SUGGESTIONS[HANDOFF]
+    if finding.rule_id == SPLITS_TURN:
+        return _split_slice_fix(finding, module, wrapper, lines), SUGGESTIONS[SPLITS_TURN]
+    if finding.rule_id != UNBOUNDED:
+        return None, ""
+    kind = framework_kind(finding)
+    history = text_at(lines, finding.span)
+    if kind == "plain":
+        safe = not appends_non_dicts(module, " ".join(history.split()))
+        description = f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
+        if not safe:
+            description += " (unsafe: the history holds objects that are not message dicts)"
+        return _wrap(
+            finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})",
+            [BOUNDED_IMPORT], description, safe,
+        ), SUGGESTIONS["plain"]
+    if kind == "langchain":
+        template = (
+            f'trim_messages({history}, strategy="last", token_counter=count_tokens_approximately, '
+            'max_tokens=4000, start_on="human", include_system=True)'
+        )
+        return _wrap(
+            finding, module, wrapper, lines, template, TRIM_IMPORTS,
+            f"Send trim_messages({history}, ...) keeping whole turns and the system message", safe=False,
+        ), SUGGESTIONS["langchain"]
+    return None, SUGGESTIONS.get(kind, "")
+
+
+def attach_fixes(findings: Sequence[Finding], module: cst.Module, wrapper: MetadataWrapper) -> list[Finding]:
+    """The findings with a fix and a framework-specific suggestion where the rule left none."""
+    if not any(f.rule_id in (UNBOUNDED, SPLITS_TURN, HANDOFF) for f in findings):
+        return list(findings)
+    lines = source_lines(module.code)
+    out = []
+    for finding in findings:
+        fix, suggestion = fix_for(finding, module, wrapper, lines) if finding.fix is None else (finding.fix, "")
+        changes = {}
+        if fix is not finding.fix:
+            changes["fix"] = fix
+        if suggestion and not finding.suggestion:
+            changes["suggestion"] = suggestion
+        elif suggestion and suggestion != finding.suggestion:
+            changes["properties"] = {**finding.properties, "suggested_fix": suggestion}
+        out.append(replace(finding, **changes) if changes else finding)
+    return out

@@ -1,0 +1,301 @@
+"""Fixes: the edits each history finding gets, and `check --fix / --diff` applying them.
+
+A stand-in history rule (`SendsWholeList`) plays MEMORY-UNBOUNDED-HISTORY here, following
+its contract (primary span = the history expression at the send, properties name the
+history and framework), so these tests do not depend on the real rule's precision.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+import chatbound.registry as registry
+from chatbound.analysis import analyze_source
+from chatbound.apply import apply_edits, fix_source, write_atomic
+from chatbound.cli import main
+from chatbound.findings import Edit, Finding, Fix, Severity, Span
+from chatbound.rule import Rule
+
+
+class SendsWholeList(Rule):
+    """A history rule for tests: `messages=NAME` or `*NAME` inside `messages=[...]`."""
+
+    ID = "MEMORY-UNBOUNDED-HISTORY"
+    NAME = "test-unbounded"
+    SEVERITY = Severity.HIGH
+    SUMMARY = "test stand-in"
+    FRAMEWORK = "openai"
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is None or node.keyword.value not in ("messages", "input"):
+            return
+        values = [node.value]
+        if isinstance(node.value, cst.List):
+            values = [e.value for e in node.value.elements if isinstance(e, cst.StarredElement)]
+        for value in values:
+            if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+                history = self.context.module.code_for_node(value)
+                self.report(value, f"{history} is sent whole.",
+                            properties={"history": history, "sink": "chat", "framework": self.FRAMEWORK})
+
+
+class LangChainSends(SendsWholeList):
+    FRAMEWORK = "langchain"
+
+
+def analyze(code: str, rule=SendsWholeList):
+    return analyze_source(code, "app.py", [rule], {"turn-tokens": 400})
+
+
+def only(code: str, rule=SendsWholeList) -> Finding:
+    result = analyze(code, rule)
+    assert result.error is None and len(result.findings) == 1
+    return result.findings[0]
+
+
+SERVICE = '''"""A support bot."""
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Bot:
+    def __init__(self):
+        self.conversation = []
+
+    def answer(self, question):
+        reply = client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "system", "content": "Be brief."}, *self.conversation, {"role": "user", "content": question}],
+        )
+        text = reply.choices[0].message.content
+        self.conversation.append({"role": "user", "content": question})
+        self.conversation.append({"role": "assistant", "content": text})
+        return text
+'''
+FIXED_SERVICE = SERVICE.replace(
+    "from openai import OpenAI\n", "from openai import OpenAI\nfrom chatbound.compaction import bounded_view\n"
+).replace("*self.conversation,", "*bounded_view(self.conversation, last_turns=10),")
+
+
+# --- the edits -------------------------------------------------------------------------
+
+
+def test_plain_sdk_history_gets_a_safe_bounded_view_wrap_and_one_import():
+    finding = only(SERVICE)
+    assert finding.span == Span(15, 68, 15, 85)
+    assert finding.fix.safe
+    assert finding.fix.edits == (
+        Edit(Span(15, 68, 15, 85), "bounded_view(self.conversation, last_turns=10)"),
+        Edit(Span(4, 1, 4, 1), "from chatbound.compaction import bounded_view\n"),
+    )
+    assert apply_edits(SERVICE, finding.fix.edits) == FIXED_SERVICE
+    assert "stored history stays intact" in finding.suggestion
+
+
+def test_import_goes_after_the_docstring_when_there_is_no_import():
+    code = '"""Doc."""\nhistory = []\nclient.chat.completions.create(model="m", messages=history)\n'
+    finding = only(code)
+    assert apply_edits(code, finding.fix.edits) == (
+        '"""Doc."""\nfrom chatbound.compaction import bounded_view\nhistory = []\n'
+        'client.chat.completions.create(model="m", messages=bounded_view(history, last_turns=10))\n'
+    )
+
+
+def test_import_goes_first_without_docstring_or_imports_and_after_future_imports():
+    bare = "history = []\nclient.chat.completions.create(messages=history)\n"
+    assert apply_edits(bare, only(bare).fix.edits).startswith(
+        "from chatbound.compaction import bounded_view\nhistory = []\n"
+    )
+    future = "from __future__ import annotations\nhistory = []\nclient.chat.completions.create(messages=history)"
+    assert apply_edits(future, only(future).fix.edits) == (
+        "from __future__ import annotations\nfrom chatbound.compaction import bounded_view\nhistory = []\n"
+        "client.chat.completions.create(messages=bounded_view(history, last_turns=10))"
+    )
+
+
+def test_an_existing_import_is_not_added_again_and_two_sends_share_one_import():
+    code = (
+        "from chatbound.compaction import bounded_view\n"
+        "a = client.chat.completions.create(messages=history)\n"
+        "b = client.chat.completions.create(messages=history)\n"
+    )
+    result = analyze(code)
+    assert [len(f.fix.edits) for f in result.findings] == [1, 1]
+    two = "import os\na = client.chat.completions.create(messages=h)\nb = client.chat.completions.create(messages=h)\n"
+    edits = [e for f in analyze(two).findings for e in f.fix.edits]
+    assert apply_edits(two, edits).count("from chatbound.compaction import bounded_view") == 1
+
+
+def test_history_holding_sdk_reply_objects_gets_an_unsafe_fix():
+    code = SERVICE.replace(
+        'self.conversation.append({"role": "assistant", "content": text})',
+        "self.conversation.append(reply.choices[0].message)",
+    )
+    finding = only(code)
+    assert finding.fix is not None and not finding.fix.safe
+    assert "not message dicts" in finding.fix.description
+
+
+def test_langchain_gets_an_unsafe_trim_messages_edit_with_its_imports():
+    code = "from langchain_openai import ChatOpenAI\nllm.invoke(messages=history)\n"
+    finding = only(code, LangChainSends)
+    assert not finding.fix.safe
+    assert apply_edits(code, finding.fix.edits) == (
+        "from langchain_openai import ChatOpenAI\n"
+        "from langchain_core.messages import trim_messages\n"
+        "from langchain_core.messages.utils import count_tokens_approximately\n"
+        'llm.invoke(messages=trim_messages(history, strategy="last", token_counter=count_tokens_approximately, '
+        'max_tokens=4000, start_on="human", include_system=True))\n'
+    )
+    assert "SummarizationMiddleware" in finding.suggestion
+
+
+def _finding(rule_id: str, span: Span, framework: str = "") -> Finding:
+    return Finding(rule_id, Severity.HIGH, "m", "app.py", span, properties={"framework": framework} if framework else {})
+
+
+def _fix_for(code: str, finding: Finding):
+    from libcst.metadata import MetadataWrapper
+
+    from chatbound.fixes import attach_fixes
+
+    module = cst.parse_module(code)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return attach_fixes([finding], module, wrapper)[0]
+
+
+def test_llamaindex_and_handoff_get_a_suggestion_and_no_edit():
+    code = "engine.chat(q, chat_history=history)\n"
+    llama = _fix_for(code, _finding("MEMORY-UNBOUNDED-HISTORY", Span(1, 30, 1, 37), "llama_index"))
+    assert llama.fix is None and "ChatMemoryBuffer.from_defaults(token_limit=" in llama.suggestion
+    handoff = _fix_for(code, _finding("AGENT-OVERSIZED-HANDOFF", Span(1, 1, 1, 37)))
+    assert handoff.fix is None and handoff.suggestion.startswith("Hand the specialist a brief")
+
+
+def test_window_split_by_a_count_slice_becomes_bounded_view_unsafe():
+    code = "import os\nclient.chat.completions.create(messages=history[-WINDOW:])\n"
+    finding = _fix_for(code, _finding("MEMORY-WINDOW-SPLITS-TURN", Span(2, 41, 2, 58)))
+    assert not finding.fix.safe
+    assert apply_edits(code, finding.fix.edits) == (
+        "import os\nfrom chatbound.compaction import bounded_view\n"
+        "client.chat.completions.create(messages=bounded_view(history, last_events=WINDOW))\n"
+    )
+
+
+def test_a_rule_that_already_wrote_a_suggestion_keeps_it():
+    code = "client.chat.completions.create(messages=h)\n"
+    finding = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
+                      suggestion="the rule's own words")
+    fixed = _fix_for(code, finding)
+    assert fixed.suggestion == "the rule's own words"
+    assert "bounded_view(history" in fixed.properties["suggested_fix"]
+
+
+# --- applying --------------------------------------------------------------------------
+
+
+def test_a_fix_that_would_not_parse_is_dropped_with_the_reason():
+    code = "client.chat.completions.create(messages=h)\n"
+    bad = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
+                  fix=Fix("broken", (Edit(Span(1, 41, 1, 42), "h((("),)), properties={"history": "h"})
+    result = fix_source(code.encode(), "app.py", [bad], [SendsWholeList], {})
+    assert result.applied == [] and not result.changed
+    assert result.dropped[0][1].startswith("the edited file does not parse (syntax error at 1:")
+
+
+def test_a_fix_that_leaves_the_history_flagged_is_dropped():
+    code = "client.chat.completions.create(messages=h)\n"
+    useless = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
+                      fix=Fix("noop", (Edit(Span(1, 41, 1, 42), "h"),)), properties={"history": "h"})
+    result = fix_source(code.encode(), "app.py", [useless], [SendsWholeList], {})
+    assert result.dropped == [(useless, "the edited file is still flagged for the same history")]
+
+
+@pytest.fixture
+def with_stand_in_rule(monkeypatch):
+    rules = (SendsWholeList,) + tuple(r for r in registry.all_rules() if r.ID != SendsWholeList.ID)
+    monkeypatch.setattr(registry, "all_rules", lambda: rules)
+
+
+def cli(*args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_check_fix_writes_the_fix_keeps_permissions_and_reports_it(write, with_stand_in_rule):
+    root = write({"bot.py": SERVICE})
+    os.chmod(root / "bot.py", 0o640)
+    result = cli("check", "--fix", "--select", "MEMORY", "bot.py", cwd=root)
+    assert (root / "bot.py").read_text() == FIXED_SERVICE
+    assert stat.S_IMODE((root / "bot.py").stat().st_mode) == 0o640
+    assert result.output.splitlines()[-1] == "No findings in 1 file. Fixed 1 finding."
+    assert result.exit_code == 0
+    assert [p.name for p in root.iterdir()] == ["bot.py"]  # no temporary file left behind
+
+
+def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_in_rule):
+    root = write({"bot.py": SERVICE})
+    result = cli("check", "--diff", "--select", "MEMORY", "bot.py", cwd=root)
+    assert (root / "bot.py").read_text() == SERVICE
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[:2] == ["--- a/bot.py", "+++ b/bot.py"]
+    assert "+from chatbound.compaction import bounded_view" in lines
+    assert any(l.startswith("+") and "*bounded_view(self.conversation, last_turns=10)," in l for l in lines)
+
+
+def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_the_flag(write, with_stand_in_rule):
+    unsafe = SERVICE.replace(
+        'self.conversation.append({"role": "assistant", "content": text})',
+        "self.conversation.append(reply.choices[0].message)",
+    )
+    root = write({"bot.py": SERVICE, "unsafe.py": unsafe})
+    result = cli("check", "--select", "MEMORY", ".", cwd=root)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].endswith(
+        "in 2 files. 1 fixable with `--fix`. 1 more with `--unsafe-fixes`."
+    )
+    fixed = cli("check", "--fix", "--select", "MEMORY", ".", cwd=root)
+    assert fixed.exit_code == 1  # the unsafe one is left
+    assert (root / "unsafe.py").read_text() == unsafe
+    assert fixed.output.splitlines()[-1].endswith(
+        "Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`."
+    )
+    both = cli("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
+    assert both.exit_code == 0 and "*bounded_view(self.conversation" in (root / "unsafe.py").read_text()
+
+
+def test_a_symlink_to_a_file_outside_the_checked_tree_is_not_written(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link.py").symlink_to(outside)
+    with pytest.raises(OSError, match="outside the checked tree"):
+        write_atomic(tree / "link.py", b"x = 2\n", [tree])
+    assert outside.read_text() == "x = 1\n"
+    inside = tree / "real.py"
+    inside.write_text("y = 1\n")
+    (tree / "alias.py").symlink_to(inside)
+    write_atomic(tree / "alias.py", b"y = 2\n", [tree])
+    assert inside.read_text() == "y = 2\n" and (tree / "alias.py").is_symlink()
+
+
+def test_crlf_and_a_bom_survive_a_fix():
+    code = SERVICE.replace("\n", "\r\n")
+    source = b"\xef\xbb\xbf" + code.encode()
+    finding = analyze_source(source, "app.py", [SendsWholeList], {}).findings[0]
+    result = fix_source(source, "app.py", [finding], [SendsWholeList], {})
+    assert result.data() == b"\xef\xbb\xbf" + FIXED_SERVICE.replace("\n", "\r\n").encode()
