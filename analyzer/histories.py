@@ -37,6 +37,7 @@ from libcst.metadata import (
 )
 
 from .messages import (
+    is_textual,
     CHAT_NAME,
     NOT_HISTORY,
     callee_name,
@@ -48,7 +49,7 @@ from .messages import (
     slice_of,
     string,
 )
-from .sinks import Sink, sink_of
+from .sinks import Sink, dotted, sink_of
 
 GROWTH_METHODS = frozenset(
     "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
@@ -70,6 +71,18 @@ INPUT_CALLS = re.compile(r"^(input|raw_input|receive\w*|recv\w*|readline|ask|pro
 INIT_METHODS = ("__init__", "__post_init__", "setup", "setUp", "__attrs_post_init__", "model_post_init")
 
 
+HISTORY_ACCESSOR = re.compile(
+    r"^(get_|full_|all_|entire_|whole_)?(transcript|history|conversation|messages|chat_history|message_history)$|"
+    r"^(to_input_list|all_messages)$"
+)
+
+
+def is_history_accessor(call: cst.Call) -> bool:
+    """`assistant.transcript()`, `store.get_history(sid)`, `result.to_input_list()`: a call whose
+    name says it returns the whole conversation (used when the module does not define it)."""
+    return bool(HISTORY_ACCESSOR.match(callee_name(call))) and len(call.args) <= 1
+
+
 @dataclass(frozen=True)
 class Storage:
     key: str  # identity shared by every expression naming the same state
@@ -84,6 +97,7 @@ class Use:
     storage: Storage
     node: cst.CSTNode
     via: tuple[cst.CSTNode, ...] = ()
+    text: bool = False  # joined into prompt text: `node` stays the history inside the join
 
 
 @dataclass
@@ -98,10 +112,11 @@ class History:
     tool_traffic: bool = False
     system_first: bool = False
     bounded_store: bool = False
+    textual: bool = False  # grows with text or records, not numbers
 
     @property
     def is_chat(self) -> bool:
-        return bool(self.roles) or bool(CHAT_NAME.search(self.storage.key))
+        return bool(self.roles) or self.textual or bool(CHAT_NAME.search(self.storage.key))
 
     @property
     def unbounded(self) -> bool:
@@ -204,7 +219,7 @@ class ChatFacts:
             return self._entry(expr.value, expr.slice[0].slice if len(expr.slice) == 1 else None, expr, seen)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("setdefault", "get") and expr.args:
-                return self._entry(expr.func.value, expr.args[0], expr, seen)
+                return self._entry(expr.func.value, expr.args[0].value, expr, seen)
             return None
         if isinstance(expr, cst.Call):
             return self._returned_storage(expr, seen)
@@ -242,7 +257,7 @@ class ChatFacts:
                             isinstance(small, cst.AnnAssign)
                             and isinstance(small.target, cst.Name)
                             and small.value is not None
-                            and re.search(r"list|List|deque|Sequence", self.code(small.annotation) + self.code(small.value))
+                            and re.search(r"list|List|deque|Sequence", self.code(small.annotation.annotation) + self.code(small.value))
                         ):
                             found[small.target.value] = klass.name.value
         return found
@@ -255,13 +270,13 @@ class ChatFacts:
         where = self.line(name)
         best, best_at = None, None
         for assignment in scope[name.value]:
-            node = assignment.node
+            node = getattr(assignment, "node", None)
             if isinstance(node, cst.Param):
                 at = (0, 0)
                 value: cst.CSTNode | None = node
-            elif isinstance(node, cst.Name):
+            elif isinstance(node, cst.Name) and not isinstance(self.parent(node), cst.AugAssign):
                 at = self.line(node)
-                value = self._bound_value(node)
+                value = self.bound_value(node)
             else:
                 continue
             if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope):
@@ -270,7 +285,7 @@ class ChatFacts:
                 best, best_at = value, at
         return best
 
-    def _bound_value(self, target: cst.Name) -> cst.CSTNode | None:
+    def bound_value(self, target: cst.Name) -> cst.CSTNode | None:
         parent = self.parent(target)
         if isinstance(parent, cst.AssignTarget):
             assign = self.parent(parent)
@@ -292,7 +307,7 @@ class ChatFacts:
             return None
         assignments = list(scope[name.value])
         if assignments and all(isinstance(a.scope, GlobalScope) for a in assignments):
-            if any(self._is_variable(a.node) for a in assignments):
+            if any(self._is_variable(getattr(a, "node", None)) for a in assignments):
                 return Storage(name.value, "module", name.value)
             return None
         value = self.assignment_before(name)
@@ -327,11 +342,18 @@ class ChatFacts:
             loops = [loop for loop in self.loops_of(site) if id(loop) not in defined_in]
             if not loops or self.function_of(site) is not self.function_of(value):
                 continue
-            if "user" in self._grown_roles(site):
-                return True
             if any(any(l is loop for l in self.loops_of(call)) for call in self.nodes.input_calls for loop in loops):
                 return True
+            if "user" in self._grown_roles(site) and any(self._iterates_data(loop) for loop in loops):
+                return True
         return False
+
+    @staticmethod
+    def _iterates_data(loop: cst.CSTNode) -> bool:
+        """`for question in questions:`, not `for _ in range(5)` (a bounded tool loop)."""
+        if not isinstance(loop, cst.For):
+            return False
+        return not (isinstance(loop.iter, cst.Call) and callee_name(loop.iter) in ("range", "enumerate"))
 
     def _grown_roles(self, site: cst.CSTNode) -> list[str]:
         return [r for v in self.growth_values(site) for r in message_roles(v)]
@@ -391,6 +413,26 @@ class ChatFacts:
             return [site.value]
         return []
 
+    def carries_tools(self, value: cst.CSTNode) -> bool:
+        """Tool traffic, also when the content is a local list of tool results (Anthropic)."""
+        if holds_tool_traffic(value):
+            return True
+        content = None
+        if isinstance(value, cst.Dict):
+            content = next((e.value for e in value.elements if isinstance(e, cst.DictElement)
+                            and string(e.key) == "content"), None)
+        if not isinstance(content, cst.Name):
+            return False
+        bound = self.assignment_before(content)
+        if isinstance(bound, (cst.ListComp, cst.GeneratorExp)):
+            return holds_tool_traffic(bound.elt)
+        if isinstance(bound, cst.List):
+            return any(holds_tool_traffic(e.value) for e in bound.elements) or any(
+                holds_tool_traffic(operand) for site, operand in self.nodes.growth_by_name.get(content.value, ())
+                if operand is not None and self.function_of(site) is self.function_of(content)
+            )
+        return False
+
     def history(self, storage: Storage) -> History:
         found = self.histories.get(storage.key)
         if found is None:
@@ -411,7 +453,9 @@ class ChatFacts:
         values = self.growth_values(site)
         roles = [r for v in values for r in message_roles(v)]
         history.roles.update(roles)
-        if any(holds_tool_traffic(v) for v in values):
+        if any(is_textual(v) for v in values):
+            history.textual = True
+        if any(self.carries_tools(v) for v in values):
             history.tool_traffic = True
         if "system" in roles:
             history.system_first = True
@@ -424,6 +468,12 @@ class ChatFacts:
                 self._grow(storage, call)
                 if callee_name(call).startswith("add_"):
                     self._grow(Storage(storage.key + ".messages", storage.kind, storage.label), call)
+        for call in self.nodes.calls:
+            if callee_name(call) == "setdefault" and any(is_ring(a.value) for a in call.args):
+                storage = self.storage_of(call)
+                if storage is not None:
+                    self.history(storage).bounded_store = True
+                    self.history(storage).windows.extend(a.value for a in call.args if is_ring(a.value))
         for call in self.nodes.trim_calls:
             storage = self.storage_of(call.func.value)
             if storage is not None and self._trims(call):
@@ -431,13 +481,13 @@ class ChatFacts:
         for node in self.nodes.assigns:
             self._collect_assign(node)
         for node in self.nodes.dels:
-            for target in node.targets:
-                if isinstance(target.target, cst.Subscript):
-                    storage = self.storage_of(target.target.value)
+            for target in deleted(node):
+                if isinstance(target, cst.Subscript):
+                    storage = self.storage_of(target.value)
                     if storage is not None:
                         history = self.history(storage)
                         history.trims.append(node)
-                        part = slice_of(target.target)
+                        part = slice_of(target)
                         if part is not None and part.lower is None and part.upper is not None:
                             history.windows.append(node)
         for call in self.nodes.calls:
@@ -468,7 +518,7 @@ class ChatFacts:
     def _collect_assign(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.AugAssign):
             storage = self.storage_of(node.target)
-            if storage is not None and isinstance(node.operator, (cst.AddAssign, cst.OrAssign)):
+            if storage is not None and isinstance(node.operator, (cst.AddAssign, cst.BitOrAssign)):
                 self._grow(storage, node)
             return
         value = node.value
@@ -486,17 +536,18 @@ class ChatFacts:
             uses = [u for u in self.whole_history_in(value) if u.storage.key == storage.key]
             views = [n for k, n in self.bounded_views_in(value) if k == storage.key]
             callee = callee_name(value) if isinstance(value, cst.Call) else ""
+            ctor = next((p for p in dotted(value.func) if p[:1].isupper()), callee) if callee else ""
             if views or (is_bounding_name(callee) and uses):
                 history.trims.append(node)
                 history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
             elif uses or callee in ("to_input_list", "all_messages"):
                 self._grow(storage, node)
             elif whole_target is target or not isinstance(whole_target, cst.Subscript):
-                if isinstance(value, cst.Call) and callee == "deque":
-                    if any(a.keyword is not None and a.keyword.value == "maxlen" for a in value.args) or len(value.args) > 1:
-                        history.bounded_store = True
-                        history.windows.append(value)
-                if isinstance(value, cst.Call) and BOUNDED_CONTAINERS.search(callee):
+                for ring in filter(is_ring, walk(value)):  # deque(maxlen=N), or one per session entry
+                    held = history if ring is value else self.history(Storage(storage.key + "[]", "entry", storage.label))
+                    held.bounded_store = True
+                    held.windows.append(ring)
+                if isinstance(value, cst.Call) and BOUNDED_CONTAINERS.search(ctor):
                     history.bounded_store = True
                 if isinstance(value, cst.List) and value.elements and "system" in message_roles(value.elements[0].value):
                     history.system_first = True
@@ -557,6 +608,8 @@ class ChatFacts:
             return self.whole_history_in(expr.for_in.iter, seen)
         if isinstance(expr, cst.Lambda):
             return []
+        if isinstance(expr, cst.FormattedString):
+            return [as_text(u) for child in expr.parts for u in self.whole_history_in(child, seen)]
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in ("messages", "chat_history", "history"):
                 return self.whole_history_in(expr.value, seen)
@@ -586,6 +639,8 @@ class ChatFacts:
                         else:
                             uses.append(Use(use.storage, call, (use.node, *use.via)))
             return uses
+        if is_history_accessor(call):
+            return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if NOT_HISTORY.search(name):
             return []
         uses = []
@@ -594,6 +649,8 @@ class ChatFacts:
         if name == "join" or name in COPIES or not name.startswith("_"):
             for arg in call.args:
                 uses.extend(self.whole_history_in(arg.value, seen))
+        if name in TEXTS:
+            uses = [as_text(u) for u in uses]
         return uses
 
     def _local_uses(self, name: cst.Name, seen: frozenset) -> list[Use]:
@@ -611,7 +668,7 @@ class ChatFacts:
         assigned_at = None
         if value is not None and not isinstance(value, (cst.For, cst.AugAssign)):
             assigned_at = value
-            uses.extend(Use(u.storage, name, (u.node, *u.via)) for u in self.whole_history_in(value, seen))
+            uses.extend(rerooted(u, name) for u in self.whole_history_in(value, seen))
         function = self.function_of(name)
         start = self.line(assigned_at) if assigned_at is not None else (0, 0)
         end = self.line(name)
@@ -621,8 +678,9 @@ class ChatFacts:
             inner = self.whole_history_in(operand, seen) if operand is not None else []
             for loop in self.loops_of(site):
                 if isinstance(loop, cst.For):
-                    inner.extend(self.whole_history_in(loop.iter, seen))
-            uses.extend(Use(u.storage, name, (u.node, *u.via)) for u in inner)
+                    looped = self.whole_history_in(loop.iter, seen)
+                    inner.extend(as_text(u) for u in looped) if isinstance(site, cst.AugAssign) else inner.extend(looped)
+            uses.extend(rerooted(u, name) for u in inner)
         if uses and self._local_trimmed(name, function):
             return []
         return uses
@@ -630,8 +688,8 @@ class ChatFacts:
     def _local_trimmed(self, name: cst.Name, function) -> bool:
         for node in self.nodes.dels:
             if self.function_of(node) is function and any(
-                isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
-                and t.target.value.value == name.value for t in node.targets
+                isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name.value
+                for t in deleted(node)
             ):
                 return True
         for call in self.nodes.trim_calls:
@@ -746,6 +804,34 @@ class ChatFacts:
                         key = f"{function.name.value}({param.name.value})"
                         found[(id(function), param.name.value)] = (key, function, param.name.value)
         return found
+
+
+TEXTS = frozenset("join format dumps str".split())
+
+
+def as_text(use: Use) -> Use:
+    return Use(use.storage, use.node, use.via, True)
+
+
+def rerooted(use: Use, node: cst.CSTNode) -> Use:
+    """A use seen through a local: reported at the local, unless it was joined into text."""
+    if use.text:
+        return use
+    return Use(use.storage, node, (use.node, *use.via))
+
+
+def is_ring(node: cst.CSTNode) -> bool:
+    """`deque(maxlen=N)` / `deque([], N)`: a store that drops its oldest item itself."""
+    return (
+        isinstance(node, cst.Call)
+        and callee_name(node) == "deque"
+        and (any(a.keyword is not None and a.keyword.value == "maxlen" for a in node.args) or len(node.args) > 1)
+    )
+
+
+def deleted(node: cst.Del) -> list[cst.BaseExpression]:
+    target = node.target
+    return [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

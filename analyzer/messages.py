@@ -141,3 +141,17 @@ def is_count_slice(node: cst.Subscript) -> bool:
 
 def is_bounding_name(name: str) -> bool:
     return bool(BOUNDING.search(name))
+
+
+NUMERIC_NAME = re.compile(r"latenc|loss|score|count|tokens|elapsed|duration|_ms$|seconds|metric|error|status|cost|time", re.I)
+
+
+def is_textual(expr: cst.CSTNode) -> bool:
+    """Text or a record of text (a dict, an f-string), not a number or a metric."""
+    if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Dict):
+        return not any(
+            isinstance(e, cst.DictElement) and NUMERIC_NAME.search(string(e.key) or "") for e in expr.elements
+        )
+    return False

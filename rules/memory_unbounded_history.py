@@ -1,0 +1,781 @@
+"""MEMORY-UNBOUNDED-HISTORY: a chat history that outlives the request, grows every turn and
+is sent whole to a model."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from chatbound.chat import ChatRule
+from chatbound.findings import Severity
+from chatbound.histories import ChatFacts, Flow, walk
+from chatbound.messages import callee_name, is_bounding_name, is_count_slice, string
+from chatbound.rule import Invalid, Related
+from chatbound.sinks import dotted, keyword
+
+COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
+KIND = {
+    "attribute": "an attribute that lives as long as its object",
+    "module": "a module-level name shared by every request",
+    "entry": "a per-session entry of a long-lived dict",
+    "session": "session state kept between requests",
+    "gradio": "Gradio's chat history, which the UI grows every turn",
+    "loop": "a list kept across the iterations of the chat loop",
+}
+SUGGEST = {
+    "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
+    "include_system=True)` in the chain, or ConversationSummaryBufferMemory / ConversationTokenBufferMemory.",
+    "llama_index": "Keep the conversation in `ChatMemoryBuffer.from_defaults(token_limit=...)` and send `memory.get()`.",
+    "agents": "Give the session a limit (`SessionSettings(limit=...)`) or wrap it in "
+    "`OpenAIResponsesCompactionSession`; do not feed `result.to_input_list()` back unbounded.",
+    "pydantic_ai": "Bound what is sent with `Agent(..., history_processors=[keep_recent])` (slice to whole turns).",
+    "semantic_kernel": "Use `ChatHistoryTruncationReducer` or `ChatHistorySummarizationReducer` and `await history.reduce()`.",
+    "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
+    "openai-responses": "Pass `truncation=\"auto\"`, or start a new chain from a summary after N turns.",
+}
+BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
+UNBOUNDED_CHAINS = ("ConversationChain",)
+
+
+def growth_label(facts: ChatFacts, site: cst.CSTNode) -> str:
+    if isinstance(site, cst.Call):
+        return f"`{callee_name(site)}()`"
+    if isinstance(site, cst.AugAssign):
+        return "`+=`"
+    if isinstance(site, cst.FunctionDef):
+        return "the chat UI"
+    return "reassignment"
+
+
+class MemoryUnboundedHistory(ChatRule):
+    """
+    ## What it does
+    Flags a chat history that outlives the request (an attribute, a dataclass or pydantic
+    field, a module-level list, a per-session dict entry, Streamlit/Chainlit/Flask session
+    state, a Gradio history, a list kept across a chat loop), grows every turn (`append`,
+    `extend`, `+=`, `add_user_message`, ...) and reaches a model whole, with no window on the
+    way: as `messages=`, `input=`, `contents=`, inside `[system, *history]`, or joined into the
+    prompt text. Sinks: OpenAI (chat completions, Responses, sync/async/Azure), Anthropic,
+    LiteLLM, LangChain chat models and chains, LlamaIndex, google-genai, Mistral, Cohere,
+    Ollama, Bedrock `converse`, OpenAI Agents SDK, Pydantic AI and Semantic Kernel. Also flags
+    memories that keep everything: `ConversationBufferMemory`, `RunnableWithMessageHistory`
+    without a trimmer, Agents SDK sessions without a limit, a google-genai chat object kept per
+    session, and Responses API `previous_response_id` chains without `truncation="auto"`.
+    Slices at the send (`history[-20:]`), `deque(maxlen=...)`, in-place trimming, token
+    budgets, `trim_messages` and summarizing or windowed memories are bounded and not flagged.
+
+    ## Why is this bad?
+    Every call pays for every earlier message again. Turn N re-sends N-1 turns, so a session's
+    input tokens grow with the square of its length, latency grows with it, and one day the
+    context window overflows and the chat fails. Memory is what you send the model; the
+    history the user sees can stay intact elsewhere.
+
+    ## Example
+    ```python
+    class Assistant:
+        def __init__(self, client):
+            self.client = client
+            self.messages = []
+
+        def ask(self, text):
+            self.messages.append({"role": "user", "content": text})
+            reply = self.client.chat.completions.create(model="gpt-4o", messages=self.messages)
+            self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+            return reply
+    ```
+
+    ## Use instead
+    ```python
+    from chatbound.compaction import bounded_view
+
+    reply = self.client.chat.completions.create(
+        model="gpt-4o", messages=bounded_view(self.messages, last_turns=10)
+    )
+    ```
+    The history stays intact; only the last whole turns (and the system message) are sent.
+    """
+
+    ID = "MEMORY-UNBOUNDED-HISTORY"
+    NAME = "memory-unbounded-history"
+    SEVERITY = Severity.HIGH
+    SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."
+    TAGS = ("cost", "llm", "memory")
+
+    VALID = [
+        # a slice at the send: the last 20 messages, whatever the list holds
+        """\
+class Bot:
+    def __init__(self, client):
+        self.client, self.messages = client, []
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-20:]])
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
+        # deque(maxlen=N) per session
+        """\
+from collections import defaultdict, deque
+recent = defaultdict(lambda: deque(maxlen=20))
+
+async def on_message(channel, text):
+    history = recent[channel]
+    history.append({"role": "user", "content": text})
+    reply = await claude.messages.create(model="claude-3-5-haiku-latest", max_tokens=300, messages=list(history))
+""",
+        # in-place trimming after growth
+        """\
+HISTORY = []
+
+def chat(text):
+    HISTORY.append({"role": "user", "content": text})
+    del HISTORY[:-12]
+    return client.chat.completions.create(model="gpt-4o-mini", messages=HISTORY)
+""",
+        """\
+class Coach:
+    def turn(self, text):
+        self.turns.append({"role": "user", "content": text})
+        self.turns[:] = self.turns[-KEEP:]
+        return co.chat(model="command-r", messages=self.turns)
+""",
+        """\
+class Coach:
+    def turn(self, text):
+        self.turns.append({"role": "user", "content": text})
+        self.turns = self.turns[-KEEP:]
+        return co.chat(model="command-r", messages=self.turns)
+""",
+        """\
+class Console:
+    def _add(self, role, text):
+        self.turns.append({"role": role, "content": text})
+        while len(self.turns) > MAX_TURNS:
+            self.turns.pop(0)
+
+    def ask(self, text):
+        self._add("user", text)
+        return mistral.chat.complete(model="mistral-small-latest", messages=self.turns)
+""",
+        # a token budget
+        """\
+def reply(history, text):
+    history.append({"role": "user", "parts": [text]})
+    while count_tokens(history) > BUDGET:
+        history.pop(0)
+    return model.generate_content(history)
+""",
+        # summary and keep recent
+        """\
+class Tutor:
+    def ask(self, text):
+        self.recent.append({"role": "user", "content": text})
+        if len(self.recent) > 12:
+            self.summary = summarize(self.summary, self.recent[:-4])
+            self.recent = self.recent[-4:]
+        system = {"role": "system", "content": f"Summary so far: {self.summary}"}
+        return client.chat.completions.create(model="gpt-4o", messages=[system, *self.recent])
+""",
+        # trim_messages at the send (LangChain, LiteLLM)
+        """\
+from langchain_core.messages import trim_messages
+class Agent:
+    def ask(self, text):
+        self.messages.append(HumanMessage(text))
+        window = trim_messages(self.messages, max_tokens=2000, token_counter=llm, start_on="human")
+        return llm.invoke(window)
+""",
+        """\
+import litellm
+from litellm.utils import trim_messages
+SESSIONS = {}
+async def answer(sid, text):
+    history = SESSIONS.setdefault(sid, [])
+    history.append({"role": "user", "content": text})
+    return await litellm.acompletion(model="gpt-4o", messages=trim_messages(history, model="gpt-4o"))
+""",
+        # a private helper that windows
+        """\
+class Clinic:
+    def _context(self):
+        return [SYSTEM, *self.history[-self.max_messages:]]
+
+    def ask(self, text):
+        self.history.append({"role": "user", "content": text})
+        return self.client.chat.completions.create(model="gpt-4o", messages=self._context())
+""",
+        # chatbound's own bounded view
+        """\
+from chatbound.compaction import bounded_view
+class Onboarding:
+    def ask(self, text):
+        self.history.append({"role": "user", "content": text})
+        return self.client.chat.completions.create(model="gpt-4o", messages=bounded_view(self.history, last_turns=8))
+""",
+        # a list rebuilt per request, with a tool loop inside the request
+        """\
+@app.post("/refunds")
+def decide(body):
+    messages = [{"role": "user", "content": body["reason"]}]
+    for _ in range(5):
+        response = client.messages.create(model="claude-3-5-sonnet-latest", max_tokens=800, tools=TOOLS, messages=messages)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return response
+        messages.append({"role": "user", "content": run_tools(response)})
+""",
+        """\
+class Worker:
+    def run(self, job):
+        self.messages = [SYSTEM, {"role": "user", "content": job}]
+        while True:
+            reply = self.client.chat.completions.create(model="gpt-4o", messages=self.messages, tools=TOOLS)
+            self.messages.append(reply.choices[0].message)
+            if not reply.choices[0].message.tool_calls:
+                return reply
+            self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
+""",
+        # a history only displayed, never sent
+        """\
+import streamlit as st
+if "log" not in st.session_state:
+    st.session_state.log = []
+if brief := st.chat_input():
+    st.session_state.log.append({"role": "user", "content": brief})
+    reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": brief}])
+    st.session_state.log.append({"role": "assistant", "content": reply.choices[0].message.content})
+for entry in st.session_state.log:
+    st.chat_message(entry["role"]).write(entry["content"])
+""",
+        # not chat: metrics
+        """\
+LATENCIES = []
+def classify(text):
+    start = time.perf_counter()
+    result = ollama.chat(model="llama3", messages=[{"role": "user", "content": text}])
+    LATENCIES.append(time.perf_counter() - start)
+    return result, f"p50 so far {LATENCIES}"
+""",
+        # memories that bound themselves
+        "memory = ConversationBufferWindowMemory(k=6)",
+        "memory = ConversationSummaryBufferMemory(llm=llm, max_token_limit=800)",
+        "engine = SimpleChatEngine.from_defaults(llm=llm, memory=ChatMemoryBuffer.from_defaults(token_limit=3000))",
+        """\
+class Claims:
+    def __init__(self):
+        self.history = ChatHistoryTruncationReducer(target_count=12)
+
+    async def ask(self, text):
+        self.history.add_user_message(text)
+        await self.history.reduce()
+        return await self.chat.get_chat_message_content(chat_history=self.history, settings=SETTINGS)
+""",
+        "agent = AssistantAgent('tickets', model_client=client, model_context=BufferedChatCompletionContext(buffer_size=10))",
+        """\
+from agents import Runner, SQLiteSession, SessionSettings
+session = SQLiteSession("room", session_settings=SessionSettings(limit=30))
+async def ask(text):
+    return await Runner.run(agent, text, session=session)
+""",
+        """\
+from langchain_core.runnables.history import RunnableWithMessageHistory
+trimmer = trim_messages(max_tokens=1000, strategy="last", token_counter=llm, start_on="human")
+chain = RunnablePassthrough.assign(history=itemgetter("history") | trimmer) | prompt | llm
+with_history = RunnableWithMessageHistory(chain, get_history, input_messages_key="question", history_messages_key="history")
+""",
+        """\
+from pydantic_ai import Agent
+agent = Agent("openai:gpt-4o", history_processors=[keep_recent])
+async def ask(conv, text):
+    result = await agent.run(text, message_history=conv.messages)
+    conv.messages.extend(result.new_messages())
+""",
+        """\
+class Mentor:
+    def ask(self, text):
+        response = self.client.responses.create(model="gpt-4o", input=text, previous_response_id=self.last_id, truncation="auto")
+        self.last_id = response.id
+""",
+    ]
+    INVALID = [
+        # an attribute (OpenAI)
+        Invalid(
+            """\
+class Assistant:
+    def __init__(self, client):
+        self.client = client
+        self.messages = []
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=self.messages)
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply
+""",
+            8, 78, 8, 91,
+        ),
+        # a module-level list, AsyncOpenAI, [system] + history
+        Invalid(
+            """\
+from openai import AsyncOpenAI
+client = AsyncOpenAI()
+HISTORY = []
+
+async def chat(text):
+    HISTORY.append({"role": "user", "content": text})
+    reply = await client.chat.completions.create(model="gpt-4o-mini", messages=[SYSTEM] + HISTORY)
+    HISTORY.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
+            7, 91,
+        ),
+        # a session-keyed dict through setdefault and a local alias (Anthropic)
+        Invalid(
+            """\
+sessions = {}
+
+def reply(session_id, text):
+    history = sessions.setdefault(session_id, [])
+    history.append({"role": "user", "content": text})
+    response = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=history)
+    history.append({"role": "assistant", "content": response.content[0].text})
+""",
+            6, 91,
+        ),
+        # defaultdict(list) per user, LiteLLM
+        Invalid(
+            """\
+from collections import defaultdict
+from litellm import completion
+chats = defaultdict(list)
+
+def answer(user_id, text):
+    chats[user_id].append({"role": "user", "content": text})
+    return completion(model="gpt-4o-mini", messages=chats[user_id])
+""",
+            7, 53,
+        ),
+        # Streamlit session state, a comprehension over it
+        Invalid(
+            """\
+import streamlit as st
+if "messages" not in st.session_state:
+    st.session_state.messages = []
+if prompt := st.chat_input():
+    st.session_state.messages.append({"role": "user", "content": prompt})
+    stream = client.chat.completions.create(
+        model="gpt-4o",
+        messages=[{"role": m["role"], "content": m["content"]} for m in st.session_state.messages],
+        stream=True,
+    )
+""",
+            8, 73,
+        ),
+        # Chainlit user session, Mistral
+        Invalid(
+            """\
+import chainlit as cl
+
+@cl.on_message
+async def main(message):
+    history = cl.user_session.get("history")
+    history.append({"role": "user", "content": message.content})
+    response = await client.chat.stream_async(model="mistral-small-latest", messages=history)
+""",
+            7, 86,
+        ),
+        # Flask session, Cohere v2
+        Invalid(
+            """\
+from flask import session
+
+@app.post("/chat")
+def chat():
+    history = session.get("history", []) + [{"role": "user", "content": request.json["text"]}]
+    session["history"] = history
+    return co.chat(model="command-r-plus", messages=[SYSTEM] + history).message.content[0].text
+""",
+            7, 64,
+        ),
+        # Gradio: the framework grows history; a derived local is sent (Ollama)
+        Invalid(
+            """\
+import gradio as gr
+import ollama
+
+def respond(message, history):
+    msgs = [{"role": "system", "content": SYSTEM}, *history, {"role": "user", "content": message}]
+    return ollama.chat(model="llama3.1", messages=msgs)["message"]["content"]
+
+gr.ChatInterface(respond, type="messages").launch()
+""",
+            6, 51,
+        ),
+        # a list kept across the turns of a chat loop
+        Invalid(
+            """\
+def main():
+    messages = [{"role": "system", "content": SYSTEM}]
+    while True:
+        question = input("> ")
+        messages.append({"role": "user", "content": question})
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+        messages.append(reply.choices[0].message)
+""",
+            6, 73,
+        ),
+        # joined into the prompt text: reported at the history inside the join
+        Invalid(
+            """\
+class Companion:
+    def note(self, author, text):
+        self.log.append({"author": author, "text": text})
+
+    def review(self, diff):
+        earlier = "\\n".join(f"{e['author']}: {e['text']}" for e in self.log)
+        prompt = f"Discussion so far:\\n{earlier}\\n\\nReview:\\n{diff}"
+        with self.client.messages.stream(model="claude-sonnet-4-5", max_tokens=900, messages=[{"role": "user", "content": prompt}]) as s:
+            return s.get_final_text()
+""",
+            6, 68,
+        ),
+        # a chat-message-history object per session, LangChain chat model
+        Invalid(
+            """\
+store = {}
+
+async def chat(session_id, text):
+    history = store.setdefault(session_id, InMemoryChatMessageHistory())
+    history.add_user_message(text)
+    reply = await llm.ainvoke([INSTRUCTIONS] + history.messages)
+    history.add_ai_message(reply.content)
+""",
+            6, 48,
+        ),
+        # LlamaIndex, growth through a private helper
+        Invalid(
+            """\
+class Kiosk:
+    def _remember(self, role, text):
+        self.messages.append(ChatMessage(role=role, content=text))
+
+    def ask(self, text):
+        self._remember("user", text)
+        return self.llm.stream_chat(self.messages)
+""",
+            7, 37,
+        ),
+        # google-genai contents, a dataclass field
+        Invalid(
+            """\
+@dataclass
+class Room:
+    contents: list = field(default_factory=list)
+
+def ask(room: Room, text):
+    room.contents.append(types.Content(role="user", parts=[types.Part.from_text(text=text)]))
+    return client.models.generate_content(model="gemini-2.0-flash", contents=room.contents)
+""",
+            7, 78,
+        ),
+        # Bedrock converse on a copy
+        Invalid(
+            """\
+class Helper:
+    def ask(self, user_id, text):
+        conversation = self.threads.setdefault(user_id, [])
+        conversation.append({"role": "user", "content": [{"text": text}]})
+        return self.bedrock.converse(modelId=MODEL_ID, messages=conversation.copy())
+""",
+            5, 65,
+        ),
+        # Cohere v1 chat_history, a class attribute grown in a classmethod
+        Invalid(
+            """\
+class Desk:
+    chat_history = []
+
+    @classmethod
+    def ask(cls, text):
+        reply = co.chat(message=text, chat_history=cls.chat_history)
+        cls.chat_history += [{"role": "USER", "message": text}, {"role": "CHATBOT", "message": reply.text}]
+""",
+            6, 52,
+        ),
+        # Responses API input
+        Invalid(
+            """\
+class Travel:
+    def ask(self, text):
+        self.items.append({"role": "user", "content": text})
+        response = self.client.responses.create(model="gpt-4o", input=self.items)
+        self.items += response.output
+""",
+            4, 71,
+        ),
+        # built by a helper that returns the whole history
+        Invalid(
+            """\
+class Expenses:
+    def _messages(self):
+        return [SYSTEM, *self.turns]
+
+    def ask(self, text):
+        self.turns.append({"role": "user", "content": text})
+        return self.client.chat.completions.create(model="gpt-4o", messages=self._messages())
+""",
+            7, 77,
+        ),
+        # sent through a helper that takes the history as a parameter
+        Invalid(
+            """\
+class Bot:
+    def _complete(self, messages):
+        return self.client.chat.completions.create(model="gpt-4o", messages=messages)
+
+    def ask(self, text):
+        self.history.append({"role": "user", "content": text})
+        return self._complete(self.history)
+""",
+            7, 31,
+        ),
+        # Semantic Kernel ChatHistory appended forever
+        Invalid(
+            """\
+class FaqBot:
+    def __init__(self):
+        self.history = ChatHistory()
+
+    async def ask(self, text):
+        self.history.add_user_message(text)
+        reply = await self.chat.get_chat_message_content(chat_history=self.history, settings=SETTINGS)
+        self.history.add_message(reply)
+""",
+            7, 71,
+        ),
+        # Pydantic AI message_history grown with new_messages()
+        Invalid(
+            """\
+from pydantic_ai import Agent
+agent = Agent("openai:gpt-4o")
+HISTORY = []
+
+async def ask(text):
+    result = await agent.run(text, message_history=HISTORY)
+    HISTORY.extend(result.new_messages())
+""",
+            6, 52,
+        ),
+        # Agents SDK: result.to_input_list() fed back as the next input
+        Invalid(
+            """\
+from agents import Runner
+class Thread:
+    async def ask(self, text):
+        result = await Runner.run(self.agent, self.items + [{"role": "user", "content": text}])
+        self.items = result.to_input_list()
+""",
+            4, 47,
+        ),
+        # framework memories that keep everything
+        Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
+        Invalid(
+            """\
+from agents import Runner, SQLiteSession
+session = SQLiteSession("room-7", "rooms.db")
+async def ask(text):
+    return await Runner.run(agent, text, session=session)
+""",
+            2, 11,
+        ),
+        Invalid(
+            """\
+chain = prompt | llm
+with_history = RunnableWithMessageHistory(chain, get_history, input_messages_key="question", history_messages_key="history")
+""",
+            2, 16,
+        ),
+        Invalid(
+            """\
+rooms = {}
+def ask(room_id, text):
+    if room_id not in rooms:
+        rooms[room_id] = client.chats.create(model="gemini-2.0-flash")
+    return rooms[room_id].send_message(text).text
+""",
+            4, 26,
+        ),
+        Invalid(
+            """\
+class Mentor:
+    def ask(self, text):
+        response = self.client.responses.create(model="gpt-4o", input=text, previous_response_id=self.last_id)
+        self.last_id = response.id
+""",
+            3, 98,
+        ),
+    ]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        reported: set[int] = set()
+        for flow in facts.flows():
+            if flow.history.unbounded and not facts.rebuilt_before(flow) and not self._bounded_by_agent(facts, flow):
+                self._report_flow(facts, flow)
+                reported.add(id(flow.site))
+        for call in facts.nodes.calls:
+            if id(call) not in reported:
+                self._framework_memory(facts, call)
+
+    # --- plain histories ---------------------------------------------------------------------
+
+    def _bounded_by_agent(self, facts: ChatFacts, flow: Flow) -> bool:
+        if flow.sink.framework != "pydantic_ai":
+            return False
+        return any(keyword(c, "history_processors") is not None for c in facts.nodes.calls)
+
+    def _report_flow(self, facts: ChatFacts, flow: Flow) -> None:
+        history, use, sink = flow.history, flow.use, flow.sink
+        label = facts.code(use.node)
+        stored = history.storage.label
+        growth = history.growth
+        how = ", ".join(sorted({growth_label(facts, g) for g in growth}))
+        lines = sorted({self.span(g).line for g in growth if not isinstance(g, cst.FunctionDef)})
+        where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
+        through = "" if label == stored else f" through `{label}`"
+        message = (
+            f"`{stored}` is {KIND.get(history.storage.kind, 'lasting state')}, grows every turn by {how}{where} "
+            f"and is sent whole{through} to {sink.api}, {COST}."
+        )
+        related: list[Related] = []
+        for node in history.definitions[:3]:
+            related.append(self.related(node, f"`{stored}` is defined here"))
+        for node in use.via:
+            related.append(self.related(node, f"`{label}` is built from `{stored}` here"))
+        for node in growth:
+            if not isinstance(node, cst.FunctionDef):
+                related.append(self.related(node, f"`{stored}` grows here"))
+        framework = sink.framework
+        suggestion = SUGGEST.get(framework) or (
+            f"Send a bounded view and keep the history intact: `bounded_view({stored}, last_turns=10)` "
+            "(`from chatbound.compaction import bounded_view`) in place of the whole list; memory is what you pay to send."
+        )
+        self.report(
+            use.node,
+            message,
+            suggestion=suggestion,
+            related=related,
+            properties={
+                "history": stored,
+                "expression": label,
+                "storage": history.storage.kind,
+                "sink": sink.api,
+                "framework": framework,
+                "growth_lines": lines,
+            },
+        )
+
+    # --- framework memories that keep everything ---------------------------------------------
+
+    def _framework_memory(self, facts: ChatFacts, call: cst.Call) -> None:
+        name = callee_name(call)
+        if name in BUFFER_MEMORIES:
+            self._report_memory(call, f"`{name}` keeps every message and puts all of it into each prompt, {COST}.",
+                                "langchain", name)
+        elif name in UNBOUNDED_CHAINS and keyword(call, "memory") is None:
+            self._report_memory(call, f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every "
+                                f"earlier message on each call, {COST}.", "langchain", name)
+        elif name == "RunnableWithMessageHistory" and call.args and not self._has_trimmer(facts, call):
+            self._report_memory(call, "`RunnableWithMessageHistory` loads the whole stored history into every call and "
+                                f"nothing in the chain trims it, {COST}.", "langchain", name)
+        elif name.endswith("Session") and self._is_agents_session(facts, call):
+            self._report_memory(call, f"Agents SDK `{name}` has no limit: every run re-sends all stored items, {COST}.",
+                                "agents", name)
+        elif self._is_kept_chat(facts, call):
+            self._report_memory(call, f"The chat object from `{facts.code(call.func)}` is kept per session and "
+                                f"re-sends its whole history on every `send_message`, {COST}.", "google-genai", name)
+        elif name in ("create", "stream", "parse") and dotted(call.func)[-2:-1] == ["responses"]:
+            self._previous_response_chain(facts, call)
+
+    def _report_memory(self, node: cst.CSTNode, message: str, framework: str, kind: str) -> None:
+        self.report(node, message, suggestion=SUGGEST[framework],
+                    properties={"history": kind, "framework": framework, "storage": "framework", "sink": kind})
+
+    def _has_trimmer(self, facts: ChatFacts, call: cst.Call) -> bool:
+        """A trim step in the runnable, or a history class of this module that trims itself."""
+        pending, seen = [call.args[0].value], set()
+        while pending:
+            expr = pending.pop()
+            for node in walk(expr):
+                if isinstance(node, cst.Call) and is_bounding_name(callee_name(node)):
+                    return True
+                if isinstance(node, cst.Subscript) and is_count_slice(node):
+                    return True
+                if isinstance(node, cst.Name) and node.value not in seen:
+                    seen.add(node.value)
+                    value = facts.assignment_before(node)
+                    if isinstance(value, cst.BaseExpression):
+                        pending.append(value)
+                    pending.extend(f for f in facts.functions.get(node.value, []))
+        return any(
+            facts.histories.get(f"{klass.name.value}.messages") is not None
+            and facts.histories[f"{klass.name.value}.messages"].trims
+            for klass in facts.nodes.classes
+        )
+
+    def _is_agents_session(self, facts: ChatFacts, call: cst.Call) -> bool:
+        if not any(n.startswith("agents") for n in facts.qualified(call.func)):
+            return False
+        if keyword(call, "session_settings") is not None or keyword(call, "limit") is not None:
+            return False
+        for parent in facts.ancestors(call):
+            if isinstance(parent, cst.Call) and "Compaction" in callee_name(parent):
+                return False
+            if isinstance(parent, cst.BaseStatement):
+                break
+        return any(s.framework == "agents" and keyword(s.call, "session") is not None for s in facts.sinks)
+
+    def _is_kept_chat(self, facts: ChatFacts, call: cst.Call) -> bool:
+        parts = dotted(call.func)
+        if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
+            return False
+        if not any(callee_name(c) in ("send_message", "send_message_stream") for c in facts.nodes.calls):
+            return False
+        parent = facts.parent(call)
+        if isinstance(parent, cst.Arg):
+            holder = facts.parent(parent)
+            return isinstance(holder, cst.Call) and callee_name(holder) == "setdefault" and facts.storage_of(holder) is not None
+        if isinstance(parent, cst.Assign):
+            return any(facts.storage_of(t.target) is not None for t in parent.targets)
+        return False
+
+    def _previous_response_chain(self, facts: ChatFacts, call: cst.Call) -> None:
+        truncation = keyword(call, "truncation")
+        if truncation is not None and string(truncation.value) == "auto":
+            return
+        for name in ("previous_response_id", "conversation"):
+            arg = keyword(call, name)
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                continue
+            if facts.storage_of(arg.value) is not None or self._chained_in_loop(facts, arg.value):
+                self.report(
+                    arg.value,
+                    f"`{name}={facts.code(arg.value)}` chains every turn onto the previous response without "
+                    f"`truncation=\"auto\"`: the server replays the whole conversation as input, {COST}.",
+                    suggestion=SUGGEST["openai-responses"],
+                    properties={"history": facts.code(arg.value), "framework": "openai", "storage": "server",
+                                "sink": "openai.responses.create"},
+                )
+                return
+
+    def _chained_in_loop(self, facts: ChatFacts, value: cst.BaseExpression) -> bool:
+        """`prev = response.id` inside the chat loop, read back on the next turn."""
+        if not isinstance(value, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, value, None)
+        for assignment in scope[value.value] if scope is not None else ():
+            target = getattr(assignment, "node", None)
+            if isinstance(target, cst.Name):
+                bound = facts.bound_value(target)
+                if isinstance(bound, cst.Attribute) and bound.attr.value == "id" and facts.loops_of(target):
+                    return True
+        return False

@@ -1,0 +1,298 @@
+"""MEMORY-WINDOW-SPLITS-TURN: a history bounded by a plain message count that holds tool
+traffic or a system message, so the window can cut a turn in two."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from chatbound.chat import ChatRule
+from chatbound.findings import Severity
+from chatbound.histories import ChatFacts, History, walk
+from chatbound.messages import ROLE_CLASSES, callee_name, is_count_slice, slice_of, string
+from chatbound.rule import Invalid
+from chatbound.sinks import keyword, positional
+
+TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
+SUGGESTION = (
+    "Cut at a turn boundary instead of a message count: `bounded_view({history}, last_turns=10)` "
+    "(`from chatbound.compaction import bounded_view`) keeps the system message and whole turns, so a tool "
+    "result never loses its call."
+)
+TRIM_SUGGESTION = 'Pass `start_on="human"` and `include_system=True` so the window starts at a user turn and keeps the system prompt.'
+
+
+class MemoryWindowSplitsTurn(ChatRule):
+    """
+    ## What it does
+    Flags a chat history bounded by a plain count of messages (`history[-N:]`,
+    `del history[:-N]`, `deque(maxlen=N)`, LangChain `trim_messages` without
+    `start_on="human"` or with `include_system=False`) when that history holds tool traffic
+    (`role: "tool"` messages, `ToolMessage`, assistant messages with `tool_calls`, Anthropic
+    `tool_result` blocks) or a system message at index 0.
+
+    ## Why is this bad?
+    A count does not know where a turn starts. The window can begin with a tool result whose
+    call was cut away, which OpenAI, Anthropic and Gemini all reject with a 400, or it can
+    drop the system prompt at index 0 and the assistant forgets its instructions mid-session.
+    It works in testing, with short sessions, and fails in production on the longest ones.
+
+    ## Example
+    ```python
+    self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    reply = client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
+    ```
+
+    ## Use instead
+    ```python
+    from chatbound.compaction import bounded_view
+
+    reply = client.chat.completions.create(
+        model="gpt-4o", messages=bounded_view(self.messages, last_turns=10), tools=TOOLS
+    )
+    # LangChain: trim_messages(..., strategy="last", start_on="human", include_system=True)
+    ```
+    """
+
+    ID = "MEMORY-WINDOW-SPLITS-TURN"
+    NAME = "memory-window-splits-turn"
+    SEVERITY = Severity.MEDIUM
+    SUMMARY = "A message-count window can cut a tool call from its result or drop the system prompt."
+    TAGS = ("correctness", "llm", "memory")
+
+    VALID = [
+        # plain user/assistant turns, no system message in the list: a count cannot cut a tool call
+        """\
+class Bot:
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-20:]])
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
+        # the system message is put back in front of the window
+        """\
+class Bot:
+    def __init__(self):
+        self.messages = [{"role": "system", "content": "Be brief."}]
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        return self.client.chat.completions.create(model="gpt-4o", messages=[self.messages[0], *self.messages[-10:]])
+""",
+        # trim_messages that starts at a user turn and keeps the system prompt
+        """\
+class Billing:
+    def ask(self, text):
+        self.messages.append(HumanMessage(text))
+        reply = llm.invoke(trim_messages(self.messages, max_tokens=3000, token_counter=llm, strategy="last", start_on="human", include_system=True))
+        self.messages.append(reply)
+        self.messages.append(ToolMessage(content="ok", tool_call_id="1"))
+""",
+        # a turn-aware window
+        """\
+from chatbound.compaction import bounded_view
+class Agent:
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o", messages=bounded_view(self.messages, last_turns=8), tools=TOOLS)
+        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
+""",
+        # a count window over plain turns kept in a deque
+        """\
+from collections import deque
+class Trivia:
+    def __init__(self):
+        self.turns = deque(maxlen=20)
+
+    def ask(self, text):
+        self.turns.append({"role": "user", "content": text})
+        return claude.messages.create(model="claude-3-5-haiku-latest", max_tokens=300, messages=list(self.turns))
+""",
+        # the slice is for display only
+        """\
+class Agent:
+    def ask(self, text):
+        self.messages.append({"role": "tool", "tool_call_id": "1", "content": text})
+        for message in self.messages[-5:]:
+            print(message)
+""",
+    ]
+    INVALID = [
+        # a slice at the send over tool traffic
+        Invalid(
+            """\
+class Triage:
+    def handle(self, text):
+        self.messages.append({"role": "user", "content": text})
+        response = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-20:]], tools=TOOLS)
+        self.messages.append(response.choices[0].message)
+        self.messages.append({"role": "tool", "tool_call_id": "call_1", "content": "done"})
+""",
+            4, 91, 4, 110,
+        ),
+        # deque(maxlen=N) holding Anthropic tool_use / tool_result turns
+        Invalid(
+            """\
+from collections import deque
+class Floor:
+    def __init__(self):
+        self.turns = deque(maxlen=24)
+
+    def ask(self, question):
+        self.turns.append({"role": "user", "content": question})
+        response = self.client.messages.create(model="claude-3-5-haiku-latest", max_tokens=800, tools=TOOLS, messages=list(self.turns))
+        self.turns.append({"role": "assistant", "content": response.content})
+        results = [{"type": "tool_result", "tool_use_id": b.id, "content": "ok"} for b in response.content]
+        self.turns.append({"role": "user", "content": results})
+""",
+            4, 22,
+        ),
+        # del h[:-N] on a list whose index 0 is the system message
+        Invalid(
+            """\
+class Buddy:
+    def __init__(self):
+        self.history = [{"role": "system", "content": "You are a writing buddy."}]
+
+    def send(self, text):
+        self.history.append({"role": "user", "content": text})
+        del self.history[:-16]
+        return self.client.chat.completions.create(model="gpt-4o", messages=self.history)
+""",
+            7, 9,
+        ),
+        # a reassigned window per session over tool messages
+        Invalid(
+            """\
+SESSIONS = {}
+async def handle(session_id, text):
+    SESSIONS.setdefault(session_id, []).append({"role": "user", "content": text})
+    SESSIONS[session_id] = SESSIONS[session_id][-WINDOW:]
+    response = await litellm.acompletion(model="gpt-4o-mini", messages=SESSIONS[session_id], tools=TOOLS)
+    SESSIONS[session_id].append({"role": "tool", "tool_call_id": "1", "content": "ok"})
+""",
+            4, 28,
+        ),
+        # trim_messages without start_on over tool messages
+        Invalid(
+            """\
+class Shipping:
+    def _context(self):
+        return [GUIDE, *trim_messages(self.messages, max_tokens=3000, strategy="last", token_counter=count_tokens_approximately)]
+
+    def ask(self, text):
+        self.messages.append(HumanMessage(text))
+        reply = llm.invoke(self._context())
+        self.messages.append(reply)
+        self.messages.append(ToolMessage(content="ok", tool_call_id="1"))
+""",
+            3, 25,
+        ),
+        # trim_messages with include_system=False while the list starts with a SystemMessage
+        Invalid(
+            """\
+class Coach:
+    def turn(self, text):
+        if not self.history:
+            self.history = [SystemMessage(content="Speak Spanish.")]
+        self.history.append(HumanMessage(content=text))
+        window = trim_messages(self.history, max_tokens=2000, strategy="last", token_counter=llm, start_on="human", include_system=False)
+        return llm.invoke(window)
+""",
+            6, 18,
+        ),
+    ]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        seen: set[int] = set()
+        for site, sink in facts.sites():
+            for arg in sink.content:
+                for key, node in facts.bounded_views_in(arg):
+                    history = facts.histories.get(key)
+                    if history is not None and isinstance(node, cst.Subscript) and is_count_slice(node):
+                        self._check(facts, history, node, arg, seen)
+        for history in list(facts.histories.values()):
+            for node in history.windows:
+                self._check(facts, history, node, self._statement_value(facts, node), seen)
+        for call in facts.nodes.calls:
+            if callee_name(call) == "trim_messages" and id(call) not in seen:
+                seen.add(id(call))
+                self._check_trim(facts, call)
+
+    def _statement_value(self, facts: ChatFacts, node: cst.CSTNode) -> cst.CSTNode:
+        for parent in facts.ancestors(node):
+            if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is not None:
+                return parent.value
+            if isinstance(parent, cst.BaseStatement):
+                break
+        return node
+
+    def _check(self, facts: ChatFacts, history: History, node: cst.CSTNode, context: cst.CSTNode, seen: set[int]) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        bound = facts.code(node)
+        name = history.storage.label
+        if history.tool_traffic:
+            why = (f"`{name}` holds tool calls and their results, so the window can start with a tool result "
+                   "whose call was cut (the API answers 400)")
+        elif history.system_first and not self._keeps_head(facts, history, context):
+            why = f"`{name}` starts with its system message, so the window drops the system prompt"
+        else:
+            return
+        self.report(
+            node,
+            f"`{bound}` bounds the history by a plain message count; {why}.",
+            suggestion=SUGGESTION.format(history=name),
+            related=[self.related(d, f"`{name}` is defined here") for d in history.definitions[:1]],
+            properties={"history": name, "bound": bound, "tool_traffic": history.tool_traffic,
+                        "system_first": history.system_first},
+        )
+
+    def _keeps_head(self, facts: ChatFacts, history: History, context: cst.CSTNode) -> bool:
+        """`[h[0], *h[-N:]]` / `h[:1] + h[-N:]`: the system message is put back in front."""
+        for node in walk(context):
+            if isinstance(node, cst.Subscript) and facts.storage_of(node.value) is not None:
+                if facts.storage_of(node.value).key != history.storage.key:
+                    continue
+                part = slice_of(node)
+                index = node.slice[0].slice if len(node.slice) == 1 else None
+                if part is not None and part.lower is None and isinstance(part.upper, cst.Integer):
+                    return True
+                if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0":
+                    return True
+        return False
+
+    def _check_trim(self, facts: ChatFacts, call: cst.Call) -> None:
+        start_on = keyword(call, "start_on")
+        include = keyword(call, "include_system")
+        starts_at_turn = start_on is not None and (string(start_on.value) in ("human", "user") or not string(start_on.value))
+        keeps_system = include is not None and isinstance(include.value, cst.Name) and include.value.value == "True"
+        messages = positional(call, 0) or keyword(call, "messages")
+        if messages is not None:
+            histories = [facts.histories[u.storage.key] for u in facts.whole_history_in(messages.value)
+                         if u.storage.key in facts.histories]
+            tools = any(h.tool_traffic for h in histories)
+            system = any(h.system_first for h in histories)
+        else:
+            tools, system = self._module_evidence(facts)
+        if tools and not starts_at_turn:
+            why = "the history holds tool calls and results and nothing makes the window start at a user turn"
+        elif system and not keeps_system:
+            why = "the history starts with a system message and `include_system` is not True, so it is trimmed away"
+        else:
+            return
+        self.report(
+            call,
+            f"`trim_messages` cuts by count of tokens or messages; {why}.",
+            suggestion=TRIM_SUGGESTION,
+            properties={"bound": "trim_messages", "tool_traffic": tools, "system_first": system},
+        )
+
+    def _module_evidence(self, facts: ChatFacts) -> tuple[bool, bool]:
+        names = {callee_name(c) for c in facts.nodes.calls}
+        tools = any(h.tool_traffic for h in facts.histories.values()) or bool(
+            names & ({n for n, r in ROLE_CLASSES.items() if r == "tool"} | set(TOOL_CALLS))
+        )
+        system = "SystemMessage" in names
+        return tools, system
