@@ -83,6 +83,18 @@ def is_history_accessor(call: cst.Call) -> bool:
     return bool(HISTORY_ACCESSOR.match(callee_name(call))) and len(call.args) <= 1
 
 
+HISTORY_ACCESSOR = re.compile(
+    r"^(get_|full_|all_|entire_|whole_)?(transcript|history|conversation|messages|chat_history|message_history)$|"
+    r"^(to_input_list|all_messages)$"
+)
+
+
+def is_history_accessor(call: cst.Call) -> bool:
+    """`assistant.transcript()`, `store.get_history(sid)`, `result.to_input_list()`: a call whose
+    name says it returns the whole conversation (used when the module does not define it)."""
+    return bool(HISTORY_ACCESSOR.match(callee_name(call))) and len(call.args) <= 1
+
+
 @dataclass(frozen=True)
 class Storage:
     key: str  # identity shared by every expression naming the same state
@@ -639,6 +651,8 @@ class ChatFacts:
                         else:
                             uses.append(Use(use.storage, call, (use.node, *use.via)))
             return uses
+        if is_history_accessor(call):
+            return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if is_history_accessor(call):
             return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if NOT_HISTORY.search(name):
