@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import tempfile
 import tokenize
 from collections import defaultdict
@@ -21,6 +20,7 @@ from pathlib import Path
 import libcst as cst
 
 from .findings import FileError, Finding
+from .fixes import source_lines
 from .suppressions import PATTERN
 
 
@@ -53,11 +53,6 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def physical_lines(code: str) -> list[str]:
-    """Lines with their endings, split where Python splits (\\n, \\r\\n, \\r; not form feeds)."""
-    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
-
-
 @dataclass
 class Lines:
     """Where comments can go: line ends outside strings and continuations, and the column of
@@ -78,7 +73,7 @@ def scan(source: str) -> Lines:
             blocked.update(range(start, end))  # a multi-line string: its inner line ends
     commentable = {
         number
-        for number, line in enumerate(physical_lines(source), 1)
+        for number, line in enumerate(source_lines(source), 1)
         if number not in blocked and not line.rstrip().endswith("\\")
     }
     return Lines(commentable, comments)
@@ -116,7 +111,7 @@ def commented_lines(source: str, findings: list[Finding]) -> tuple[dict[int, str
             homeless.append(finding)
         else:
             wanted[line].add(finding.rule_id)
-    lines = [line.rstrip("\r\n") for line in physical_lines(source)]
+    lines = [line.rstrip("\r\n") for line in source_lines(source)]
     return {n: with_ids(lines[n - 1], ids, info.comments.get(n)) for n, ids in wanted.items()}, homeless
 
 
@@ -136,7 +131,7 @@ def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) ->
     ]
     if not new_lines:
         return
-    lines = physical_lines(source)
+    lines = source_lines(source)
     for number, text in new_lines.items():
         old = lines[number - 1]
         lines[number - 1] = text + old[len(old.rstrip("\r\n")):]

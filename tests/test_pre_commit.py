@@ -44,11 +44,11 @@ def hook_repo(tmp_path):
     return repo
 
 
-def try_repo(hooks, project, home):
+def try_repo(hooks, project, home, hook="chatbound"):
     env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never")
     env.pop("VIRTUAL_ENV", None)
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "chatbound", "--all-files"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), hook, "--all-files"],
         cwd=project, env=env, capture_output=True, text=True, timeout=600,
     )
 
@@ -82,6 +82,11 @@ def test_pre_commit_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp
     assert "bad.py:1:42: RAG-EXCESSIVE-TOP-K Retrieval asks for 20 results" in failed.stdout
     assert "good.py:" not in failed.stdout and "legacy/old.py" not in failed.stdout
     assert "Found 1 finding (1 medium) in 2 files." in failed.stdout  # legacy/old.py force-excluded
+
+    # the fix hook runs `check --fix`: a retrieval finding has no automatic fix, so it still fails
+    unfixed = try_repo(hooks, project, tmp_path / "pre-commit-home", hook="chatbound-fix")
+    assert unfixed.returncode == 1, unfixed.stdout + unfixed.stderr
+    assert "bad.py:1:42: RAG-EXCESSIVE-TOP-K" in unfixed.stdout and "files were modified" not in unfixed.stdout
 
     (project / "bad.py").write_text(BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K] reviewed\n")
     git("add", "-A", cwd=project)
