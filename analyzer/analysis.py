@@ -12,6 +12,7 @@ from libcst.metadata import MetadataWrapper
 
 from .fixes import attach_fixes
 from .findings import FileError, Finding, with_fingerprints
+from .precheck import nesting_problem
 from .projection import attach_projections
 from .rule import Rule, RuleContext
 from .suppressions import apply_suppressions, bare_warnings, read_suppressions
@@ -23,6 +24,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: FileError | None = None
     warnings: list[str] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
 
 
 def one_line(text: str) -> str:
@@ -68,6 +70,10 @@ def analyze_source(
 ) -> FileResult:
     """Findings for one file, or an error naming the cause; never raises for bad input."""
     result = FileResult(path)
+    too_deep = nesting_problem(source)  # LibCST's native parser would crash the process
+    if too_deep:
+        result.error = FileError(path, too_deep)
+        return result
     try:
         module = cst.parse_module(source)
         context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
@@ -82,4 +88,5 @@ def analyze_source(
     suppressions = read_suppressions(module.code)
     result.warnings = bare_warnings(path, suppressions)
     result.findings = with_fingerprints(apply_suppressions(context.findings, suppressions))
+    result.data_files = context.data_files
     return result

@@ -14,6 +14,7 @@ from . import __version__
 from . import noqa
 from .baseline import BaselineError, new_findings, read_baseline, write_baseline
 from .apply import fix_messages, fix_run, fix_summary
+from .cache import CACHE_DIR, clean
 from .config import ConfigError, Settings, load_settings
 from .findings import Finding, Severity
 from .registry import all_rules, rule_by_id, unknown_codes
@@ -124,9 +125,10 @@ def main() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes (bound what is sent; the stored history is untouched).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.chatbound_cache/).")
 def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
           statistics, fail_on, exit_zero, config, show_suppressed, quiet,
-          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff) -> None:
+          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff, no_cache) -> None:
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
@@ -134,7 +136,7 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         select=_codes(select), ignore=_codes(ignore), exclude=_patterns(exclude),
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
-    result = run(paths, settings, force_exclude=force_exclude)
+    result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
     fixes = None
     if fix or diff:
         result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude)
@@ -190,6 +192,15 @@ def show_rule(rule_id: str) -> None:
         for name, option in rule.OPTIONS.items():
             click.echo(f"- `{name}` (default {option.default}): {option.help}")
     click.echo(f"\nMore: {rule.help_url()}")
+
+
+@main.command("clean")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="The project's settings file.")
+def clean_cache(config) -> None:
+    """Remove the result cache (.chatbound_cache/ in the project root)."""
+    settings = _settings([Path(".")], config)
+    folder = settings.root / CACHE_DIR
+    click.echo(f"removed {folder}" if clean(settings.root) else f"no cache at {folder}", err=True)
 
 
 @main.command("lsp")

@@ -1,19 +1,38 @@
-"""One run: discover files, analyze each, filter by per-file ignores. CLI and LSP share it."""
+"""One run: discover files, analyze each, filter by per-file ignores. CLI and LSP share it.
+
+The order of work, cheapest first: read the file (at most MAX_FILE_BYTES), the textual
+pre-check (files holding none of the selected rules' trigger words are not parsed), the
+result cache, and only then a LibCST parse, in a process pool when there is enough to parse.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import os
+import stat
+import sys
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import pathspec
 
-from .analysis import FileResult, analyze_source
+from .analysis import FileResult, analyze_source, one_line
+from .cache import Cache
 from .config import Settings
 from .discovery import discover
 from .findings import FileError, Finding
+from .precheck import may_have_findings, trigger_words
 from .registry import matches, select_rules
 from .rule import Rule
+
+MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are reported, not parsed
+PARALLEL_MIN_BYTES = 512 * 1024  # less to parse than this runs in this process
+PROGRESS_MIN_FILES = 200
 
 
 @dataclass
@@ -22,10 +41,22 @@ class RunResult:
     errors: list[FileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     files: int = 0
+    parsed: list[str] = field(default_factory=list)  # files parsed by LibCST in this run
+    cached: int = 0  # files whose result came from the cache
 
     @property
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A file to parse, as plain data for a worker process."""
+
+    index: int
+    shown: str
+    directory: str
+    source: bytes
 
 
 def display_path(path: Path) -> str:
@@ -40,12 +71,28 @@ def rule_options(settings: Settings) -> dict:
     return {**settings.options, "encoding": settings.encoding, "turn-tokens": settings.turn_tokens}
 
 
+def read_source(path: Path, shown: str) -> bytes | FileError:
+    """The file's bytes, or why they cannot be had: missing, unreadable, a symlink loop,
+    not a regular file (a FIFO would block the run), or larger than MAX_FILE_BYTES."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(handle, "rb", closefd=True) as stream:
+            status = os.fstat(handle)
+            if not stat.S_ISREG(status.st_mode):
+                return FileError(shown, "not a regular file")
+            if status.st_size > MAX_FILE_BYTES:
+                return FileError(shown, f"file too large to analyze ({status.st_size / 1048576:.1f} MB; the "
+                                 f"limit is {MAX_FILE_BYTES // 1048576} MB): generated code or data? exclude it")
+            return stream.read()
+    except OSError as exc:
+        return FileError(shown, f"cannot read: {one_line(exc.strerror or exc)}")
+
+
 def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileResult:
     shown = display_path(path)
-    try:
-        source = path.read_bytes()
-    except OSError as exc:
-        return FileResult(shown, error=FileError(shown, f"cannot read: {exc.strerror or exc}"))
+    source = read_source(path, shown)
+    if isinstance(source, FileError):
+        return FileResult(shown, error=source)
     return analyze_source(source, shown, rules, options, directory=str(path.resolve().parent))
 
 
@@ -62,13 +109,53 @@ def per_file_ignored(settings: Settings, finding: Finding, path: Path) -> bool:
     return False
 
 
-def run(paths: list[Path], settings: Settings, force_exclude: bool = False) -> RunResult:
+def run(
+    paths: list[Path],
+    settings: Settings,
+    force_exclude: bool = False,
+    *,
+    cache: bool = False,
+    precheck: bool = True,
+    progress: bool = False,
+) -> RunResult:
+    """Analyze every Python file under `paths`.
+
+    `cache` reads and writes `.chatbound_cache/` under `settings.root` (the CLI turns it on;
+    `--no-cache` turns it off); `precheck=False` parses every file; `progress` shows a bar
+    on stderr for long runs when stderr is a terminal.
+    """
     rules = select_rules(settings.select, settings.ignore)
     found = discover(paths, settings.root, settings.excludes, force_exclude)
     result = RunResult(errors=list(found.errors), files=len(found.files))
     options = rule_options(settings)
-    for path in found.files:
-        file_result = check_file(path, rules, options)
+    words = trigger_words(rules) if precheck else None
+    store = Cache.open(settings.root, rules, options) if cache else None
+
+    outcomes: list[FileResult | None] = [None] * len(found.files)
+    jobs: list[_Job] = []
+    for index, path in enumerate(found.files):
+        shown = display_path(path)
+        source = read_source(path, shown)
+        if isinstance(source, FileError):
+            outcomes[index] = FileResult(shown, error=source)
+        elif not rules or not may_have_findings(source, words):
+            continue
+        elif store is not None and (hit := store.get(shown, source)) is not None:
+            outcomes[index] = hit
+            result.cached += 1
+        else:
+            jobs.append(_Job(index, shown, str(path.resolve().parent), source))
+
+    with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
+        for job, file_result in _analyze_all(jobs, rules, options, advance):
+            outcomes[job.index] = file_result
+            if store is not None and file_result.error is None:
+                store.put(job.shown, job.source, file_result)
+    result.parsed = [job.shown for job in jobs]
+
+    for path, file_result in zip(found.files, outcomes):
+        if file_result is None:
+            continue
         if file_result.error:
             result.errors.append(file_result.error)
         result.warnings.extend(file_result.warnings)
@@ -85,3 +172,113 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
     result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
     result.findings = [f for f in result.findings if not per_file_ignored(settings, f, path)]
     return result
+
+
+# --- parsing, in this process or a pool ------------------------------------------------
+
+
+def _analyze_chunk(jobs: Sequence[_Job], rules: Sequence[type[Rule]], options: dict) -> list[FileResult]:
+    """A worker's task: plain data in, plain data out."""
+    return [analyze_source(job.source, job.shown, rules, options, directory=job.directory) for job in jobs]
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _analyze_all(
+    jobs: list[_Job], rules: Sequence[type[Rule]], options: dict, advance: Callable[[int], None]
+) -> Iterator[tuple[_Job, FileResult]]:
+    workers = _workers()
+    if workers < 2 or len(jobs) < 2 * workers or sum(len(j.source) for j in jobs) < PARALLEL_MIN_BYTES:
+        for job in jobs:
+            yield job, _analyze_chunk([job], rules, options)[0]
+            advance(1)
+        return
+    yield from _in_pool(jobs, rules, options, workers, advance)
+
+
+def _chunks(jobs: list[_Job], workers: int) -> list[list[_Job]]:
+    """Biggest files first (the slowest finish early), a few files per task."""
+    ordered = sorted(jobs, key=lambda job: len(job.source), reverse=True)
+    size = max(1, min(16, len(ordered) // (workers * 8)))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _in_pool(
+    jobs: list[_Job], rules: Sequence[type[Rule]], options: dict, workers: int, advance: Callable[[int], None]
+) -> Iterator[tuple[_Job, FileResult]]:
+    """Chunks over a spawn pool. A worker that dies (a crash in native code) breaks the pool:
+    the chunks then in flight are retried one file at a time in a single-worker pool, where
+    the file that kills its worker is found and reported; the rest carry on in a new pool."""
+    pending = deque(_chunks(jobs, workers))
+    suspects: list[_Job] = []
+    while pending:
+        with _pool(workers) as pool:
+            inflight: dict[Future, list[_Job]] = {}
+            try:
+                while pending or inflight:
+                    while pending and len(inflight) < 2 * workers:
+                        chunk = pending.popleft()
+                        inflight[pool.submit(_analyze_chunk, chunk, rules, options)] = chunk
+                    done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        chunk = inflight[future]
+                        results = _chunk_results(future, chunk)
+                        del inflight[future]
+                        yield from zip(chunk, results)
+                        advance(len(chunk))
+            except BrokenProcessPool:
+                suspects.extend(job for chunk in inflight.values() for job in chunk)
+    yield from _one_by_one(deque(suspects), rules, options, advance)
+
+
+def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise
+    except Exception as exc:  # a result that failed to travel back, say: report, go on
+        cause = f"internal error while analyzing: {type(exc).__name__}: {one_line(exc)}"
+        return [FileResult(job.shown, error=FileError(job.shown, cause)) for job in chunk]
+
+
+def _one_by_one(
+    queue: deque[_Job], rules: Sequence[type[Rule]], options: dict, advance: Callable[[int], None]
+) -> Iterator[tuple[_Job, FileResult]]:
+    """One file at a time in a single worker: a file that kills its worker is the culprit."""
+    while queue:
+        with _pool(1) as pool:
+            try:
+                while queue:
+                    job = queue[0]
+                    result = _chunk_results(pool.submit(_analyze_chunk, [job], rules, options), [job])[0]
+                    yield queue.popleft(), result
+                    advance(1)
+            except BrokenProcessPool:
+                job = queue.popleft()
+                cause = "the parser crashed on this file (its worker process died); please report it"
+                yield job, FileResult(job.shown, error=FileError(job.shown, cause))
+                advance(1)
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
+    """A bar on stderr, only on a terminal: stdout may carry JSON or SARIF."""
+    if not enabled or total == 0 or not sys.stderr.isatty():
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("chatbound"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("parse", total=total)
+        yield lambda n: bar.advance(task, n)

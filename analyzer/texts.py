@@ -145,6 +145,7 @@ def _file_text(rule: cst.BatchableCSTVisitor, call: cst.Call) -> Text | None:
     if relative is None or relative == FILE:
         return None
     value = read_data_file(rule.context.directory, relative)
+    rule.context.data_files.append(os.path.normpath(os.path.join(rule.context.directory, relative)))
     return Text(value, call, file=relative) if value is not None else None
 
 

@@ -119,6 +119,11 @@ class RagExcessiveTopK(Rule):
     SUMMARY = "Retrieval puts more chunks into each prompt than the answer needs."
     TAGS = ("cost", "llm", "rag")
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
+    # Every finding sits on one of these calls or keywords, or in a pgvector query string.
+    TRIGGERS = (
+        *COUNT_ARGUMENT, *ANYWHERE, *RESULT_COUNT, "collection_name", "as_retriever",
+        "<->", "<=>", "<#>", "<+>",
+    )
 
     VALID = [
         "docs = store.similarity_search(question, k=4)",

@@ -1,0 +1,141 @@
+"""Results of earlier runs in `.chatbound_cache/` at the project root: a re-run parses nothing.
+
+An entry is one file's result, keyed by the file's shown path and content; entries live in
+a folder named by everything else that decides a result (chatbound's version and code, the
+LibCST version, the selected rules and their options). A result that read data files
+(a prompt read by literal path) records their hashes and is used only while they match.
+Writes are atomic (temporary file, then rename); an entry that cannot be read is a miss.
+Entries are pickles read by an unpickler that builds nothing but chatbound's own data
+classes, so a planted cache file cannot run code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import importlib
+import io
+import json
+import os
+import pickle
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import __version__
+from .analysis import FileResult
+from .rule import Rule
+
+CACHE_DIR = ".chatbound_cache"
+
+
+def _digest(*parts: bytes) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(hashlib.sha256(part).digest())
+    return hasher.hexdigest()
+
+
+def _code_files(rules: Iterable[type[Rule]]) -> list[Path]:
+    """chatbound's own modules and the selected rules' modules: editing one invalidates."""
+    here = Path(__file__).resolve().parent
+    modules = {Path(importlib.import_module(rule.__module__).__file__ or "") for rule in rules}
+    return sorted({*here.glob("*.py"), *modules})
+
+
+def _libcst_version() -> str:
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return ""
+
+
+def run_key(rules: Iterable[type[Rule]], options: dict[str, Any]) -> str:
+    rules = list(rules)
+    settings = json.dumps(
+        {"version": __version__, "libcst": _libcst_version(),
+         "rules": sorted(rule.ID for rule in rules), "options": options},
+        sort_keys=True, default=repr,
+    )
+    code = [path.read_bytes() for path in _code_files(rules) if path.is_file()]
+    return _digest(settings.encode(), *code)[:24]
+
+
+class _Unpickler(pickle.Unpickler):
+    """Builds only chatbound's data classes and enums (findings, spans, fixes, results)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.split(".")[0] == "chatbound":
+            obj = getattr(importlib.import_module(module), name, None)
+            if isinstance(obj, type) and (dataclasses.is_dataclass(obj) or issubclass(obj, enum.Enum)):
+                return obj
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")
+
+
+def _file_hash(path: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class Cache:
+    def __init__(self, root: Path, key: str) -> None:
+        self.base = root / CACHE_DIR
+        self.folder = self.base / key
+
+    @classmethod
+    def open(cls, root: Path, rules: Iterable[type[Rule]], options: dict[str, Any]) -> "Cache":
+        return cls(root, run_key(rules, options))
+
+    def _entry(self, shown: str, source: bytes) -> Path:
+        key = _digest(shown.encode("utf-8", "surrogatepass"), source)
+        return self.folder / key[:2] / f"{key}.pickle"
+
+    def get(self, shown: str, source: bytes) -> FileResult | None:
+        try:
+            data = self._entry(shown, source).read_bytes()
+            result, data_files = _Unpickler(io.BytesIO(data)).load()
+        except Exception:  # missing, truncated, corrupt or planted: a miss, never a crash
+            return None
+        if not isinstance(result, FileResult) or not isinstance(data_files, dict):
+            return None
+        if any(_file_hash(path) != digest for path, digest in data_files.items()):
+            return None
+        return result
+
+    def put(self, shown: str, source: bytes, result: FileResult) -> None:
+        """Store atomically; a cache that cannot be written only costs speed."""
+        entry = self._entry(shown, source)
+        try:
+            data = pickle.dumps((result, {path: _file_hash(path) for path in result.data_files}), protocol=5)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            self._ignore_in_git()
+            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(data)
+                os.replace(temporary, entry)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+    def _ignore_in_git(self) -> None:
+        ignore = self.base / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by chatbound: the result cache is never committed\n*\n")
+
+
+def clean(root: Path) -> bool:
+    """Remove the cache folder; True when there was one."""
+    folder = root / CACHE_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
