@@ -101,6 +101,7 @@ class PromptOversizedSystem(Rule):
     SUMMARY = "A large system prompt is paid for again on every model call."
     TAGS = ("cost", "llm", "prompt")
     OPTIONS = {"max-system-tokens": Option(int, 300, "Most tokens in a system prompt before a finding.")}
+    TRIGGERS = ("system", "prompt", "instruction", "developer")
 
     VALID = [
         'SYSTEM_PROMPT = "You are a helpful support assistant. Answer briefly."',

@@ -121,6 +121,7 @@ class ToolsAllRegistered(Rule):
     SUMMARY = "Every tool's schema is attached to every request, not the few it needs."
     TAGS = ("cost", "llm", "tools")
     OPTIONS = {"max-tools": Option(int, 5, "Tools attached to one call from which a finding is reported.")}
+    TRIGGERS = ("tool", "functions")
 
     VALID = [
         "llm = model.bind_tools([search, lookup_order])",

@@ -1,0 +1,335 @@
+"""AGENT-OVERSIZED-HANDOFF: the whole conversation handed to another agent instead of a brief."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from chatbound.chat import ChatRule
+from chatbound.findings import Severity
+from chatbound.histories import ChatFacts, Use, walk
+from chatbound.messages import CHAT_NAME, callee_name, is_whole_slice, slice_of, string
+from chatbound.rule import Invalid
+from chatbound.sinks import dotted, keyword, positional, sink_of
+
+HANDOFF_VERBS = ("handoff", "hand_off", "escalate", "delegate", "dispatch", "forward", "transfer", "route_to")
+HANDOFF_NAME = re.compile(rf"^a?({'|'.join(HANDOFF_VERBS)})(_\w+)?$", re.I)
+# Who receives a handoff: a second agent or model, named for its role.
+SPECIALIST_WORDS = (
+    "specialist", "subagent", "sub_agent", "expert", "escalation", "supervisor", "worker", "reviewer",
+    "critic", "researcher", "child", "senior", "tier2", "tier_2", "human_agent", "second",
+)
+SPECIALIST = re.compile("|".join(SPECIALIST_WORDS), re.I)
+RUN_METHODS = frozenset(
+    "run arun run_sync run_async run_stream invoke ainvoke chat achat ask aask answer respond handle "
+    "generate agenerate generate_reply a_generate_reply kickoff kickoff_async stream astream complete".split()
+)
+# A value built from the history *for* the handoff: not the history any more.
+BRIEF = re.compile(r"brief|summar|digest|recap|condense|distil|extract|outline|handoff_note|synopsis", re.I)
+STATE_KEYS = ("messages", "chat_history", "history")
+AGENT_RUNS = ("run", "run_sync", "run_streamed")
+
+
+class AgentOversizedHandoff(ChatRule):
+    """
+    ## What it does
+    Flags a whole conversation handed to a second agent, model or specialist: a value derived
+    from a whole history (the history itself, a copy, `h[1:]`, a comprehension or `"\\n".join`
+    over it, a `transcript()`/`get_history()` method returning it, even one defined in another
+    file) passed to a method named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`,
+    `transfer` or `route_to` (any argument position), to a specialist or sub-agent object's
+    `run`/`invoke`/`chat`, to LangGraph `Send(node, {"messages": state["messages"]})`, or to
+    every worker of an `asyncio.gather`/`create_task` fan-out; OpenAI Agents
+    `Runner.run(other_agent, result.to_input_list())` where the previous run used another agent,
+    and `handoff(agent)` without an `input_filter`. A brief or summary built for the handoff,
+    the last message or last N, an `input_filter`, and task fields are not flagged.
+
+    ## Why is this bad?
+    The receiving agent pays for every earlier turn again (greetings, tool dumps, retrieved
+    documents) on each of its own calls, and has to find the task in a transcript written for
+    someone else. Compacting the parent's memory does not help when the child gets the parent's
+    whole context.
+
+    ## Example
+    ```python
+    entire_conversation = "\\n".join(f"{m['role']}: {m['content']}" for m in assistant.transcript())
+    return specialist.handoff(entire_conversation)
+    ```
+
+    ## Use instead
+    ```python
+    brief = {"goal": question, "customer": customer_id, "facts": facts_so_far, "last_turn": history[-2:]}
+    return specialist.handoff(json.dumps(brief))
+    ```
+    """
+
+    ID = "AGENT-OVERSIZED-HANDOFF"
+    NAME = "agent-oversized-handoff"
+    SEVERITY = Severity.HIGH
+    SUMMARY = "A second agent receives the whole conversation instead of a brief."
+    TAGS = ("cost", "llm", "agents")
+    TRIGGERS = (*HANDOFF_VERBS, *SPECIALIST_WORDS, "agent", "Send", "gather", "create_task")
+
+    VALID = [
+        # a brief built for the handoff
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.history = []\n"
+        "    def reply(self, q):\n"
+        "        self.history.append({'role': 'user', 'content': q})\n"
+        "        brief = summarize_for_handoff(self.history)\n"
+        "        return self.specialist.handoff(brief)\n",
+        # the last message, the last few turns
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.history = []\n"
+        "    def reply(self, q):\n"
+        "        self.history.append({'role': 'user', 'content': q})\n"
+        "        return self.specialist.run(self.history[-4:])\n",
+        # a handoff of task fields
+        "def route(ticket, specialist):\n    return specialist.handoff(ticket.subject, ticket.customer_id)\n",
+        # OpenAI Agents: a handoff that trims what the next agent sees
+        "from agents import handoff\nfrom agents.extensions import handoff_filters\n"
+        "to_billing = handoff(billing_agent, input_filter=handoff_filters.remove_all_tools)\n",
+        # the same agent continues the conversation (the SDK's multi-turn pattern)
+        "from agents import Runner\n"
+        "async def turn(agent, result, text):\n"
+        "    items = result.to_input_list() + [{'role': 'user', 'content': text}]\n"
+        "    return await Runner.run(result.last_agent, items)\n",
+        # LangGraph: the worker gets its own task, not the transcript
+        "from langgraph.types import Send\n"
+        "def fan_out(state):\n"
+        "    return [Send('research', {'topic': t}) for t in state['topics']]\n",
+    ]
+    INVALID = [
+        # the article's regex missed `.handoff(history)`
+        Invalid(
+            "class Desk:\n"
+            "    def __init__(self):\n"
+            "        self.history = []\n"
+            "    def reply(self, q):\n"
+            "        self.history.append({'role': 'user', 'content': q})\n"
+            "        return self.specialist.handoff(self.history)\n",
+            6, 16,
+        ),
+        # several arguments, a copy without the system prompt
+        Invalid(
+            "class Desk:\n"
+            "    def __init__(self):\n"
+            "        self.messages = []\n"
+            "    def reply(self, q, ticket):\n"
+            "        self.messages.append({'role': 'user', 'content': q})\n"
+            "        escalate_to_human(ticket.id, self.messages[1:], priority='high')\n",
+            6, 9,
+        ),
+        # a transcript() method of another class, joined into text
+        Invalid(
+            "def handle(assistant, specialist):\n"
+            "    text = '\\n'.join(f\"{m['role']}: {m['content']}\" for m in assistant.transcript())\n"
+            "    return specialist.delegate(task='refund', context=text)\n",
+            3, 12,
+        ),
+        Invalid(
+            "from langgraph.types import Send\n"
+            "def fan_out(state):\n"
+            "    return [Send('expert', {'messages': state['messages']}) for _ in range(3)]\n",
+            3, 13,
+        ),
+        Invalid(
+            "from agents import Runner\n"
+            "async def escalate(triage_agent, billing_agent, question):\n"
+            "    result = await Runner.run(triage_agent, question)\n"
+            "    return await Runner.run(billing_agent, result.to_input_list())\n",
+            4, 18,
+        ),
+        Invalid("from agents import handoff\nto_billing = handoff(agent=billing_agent)\n", 2, 14),
+        Invalid(
+            "import asyncio\n"
+            "async def review(workers, history):\n"
+            "    return await asyncio.gather(*(w.ainvoke(history) for w in workers))\n",
+            3, 35,
+        ),
+    ]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        self.facts = facts
+        global_filter = any(
+            keyword(c, name) is not None for c in facts.nodes.calls for name in ("handoff_input_filter", "nest_handoff_history")
+        )
+        reported: set[int] = set()
+        for call in facts.nodes.calls:
+            if id(call) in reported:
+                continue
+            if self._is_sdk_handoff(call):
+                if keyword(call, "input_filter") is None and not global_filter:
+                    reported.add(id(call))
+                    self._report_sdk_handoff(call)
+                continue
+            for target in self._handoff_targets(call):
+                argument = target.value if isinstance(target, cst.Arg) else target
+                found = self._whole_history(argument)
+                if found is not None:
+                    reported.add(id(call))
+                    self._report(call, argument, found)
+                    break
+
+    # --- where a conversation changes hands --------------------------------------------
+
+    def _handoff_targets(self, call: cst.Call) -> list[cst.CSTNode]:
+        """The arguments of `call` that a second agent receives, or [] when it is no handoff."""
+        name = callee_name(call)
+        parts = dotted(call.func)
+        if name == "Send" and len(call.args) >= 2:
+            return [call.args[1]]
+        if name in AGENT_RUNS and len(parts) > 1 and parts[-2] == "Runner":
+            return [call] if self._other_agent(call) else []
+        if HANDOFF_NAME.match(name):
+            return list(call.args)
+        receiver = parts[-2] if len(parts) > 1 else ""
+        if name in RUN_METHODS and SPECIALIST.search(receiver):
+            return list(call.args)
+        if (name in RUN_METHODS or sink_of(call, self.facts.qualified)) and self._fanned_out(call):
+            return list(call.args)
+        return []
+
+    def _fanned_out(self, call: cst.Call) -> bool:
+        """Each worker's call in `asyncio.gather(*(w.run(h) for w in ws))` or `create_task` in a loop."""
+        for parent in self.facts.ancestors(call):
+            if isinstance(parent, cst.Call):
+                name = callee_name(parent)
+                if name == "gather":
+                    return True
+                if name == "create_task":
+                    return any(isinstance(a, (cst.For, cst.ListComp, cst.GeneratorExp)) for a in self.facts.ancestors(parent))
+                if parent.func is not call:
+                    return False
+            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+                return False
+        return False
+
+    def _other_agent(self, call: cst.Call) -> bool:
+        """`Runner.run(B, result.to_input_list())` where `result` came from a run of another agent."""
+        agent = positional(call, 0)
+        items = positional(call, 1) or keyword(call, "input")
+        if agent is None or items is None:
+            return False
+        agent_code = self.facts.code(agent.value)
+        if agent_code.endswith("last_agent"):
+            return False
+        for node in walk(items.value):
+            if isinstance(node, cst.Call) and callee_name(node) == "to_input_list":
+                receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+                earlier = self._earlier_run(receiver) if isinstance(receiver, cst.Name) else None
+                first = positional(earlier, 0) if earlier is not None else None
+                if first is not None and self.facts.code(first.value) != agent_code:
+                    return True
+        return False
+
+    def _earlier_run(self, name: cst.Name) -> cst.Call | None:
+        value = self.facts.assignment_before(name)
+        if isinstance(value, cst.Await):
+            value = value.expression
+        if isinstance(value, cst.Call) and callee_name(value) in AGENT_RUNS:
+            return value
+        return None
+
+    def _is_sdk_handoff(self, call: cst.Call) -> bool:
+        """OpenAI Agents `handoff(agent, ...)`."""
+        return callee_name(call) == "handoff" and any(
+            q in ("agents.handoff", "agents.handoffs.handoff") for q in self.facts.qualified(call.func)
+        )
+
+    # --- what is handed over ------------------------------------------------------------
+
+    def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode] | None:
+        """(how the code names the history, where it enters) when `expr` carries a whole one."""
+        if isinstance(expr, cst.Call) and callee_name(expr) in AGENT_RUNS:
+            expr = (positional(expr, 1) or keyword(expr, "input")).value
+        if self._built_as_brief(expr, 0):
+            return None
+        for use in self.facts.whole_history_in(expr):
+            if self._is_conversation(use):
+                return use.storage.label, use.node
+        state = self._state_messages(expr, 0)
+        return (self.facts.code(state), state) if state is not None else None
+
+    def _is_conversation(self, use: Use) -> bool:
+        storage = use.storage
+        if storage.kind == "accessor":
+            return True
+        if storage.kind == "param":
+            return bool(CHAT_NAME.search(storage.label))
+        history = self.facts.histories.get(storage.key)
+        return (history is not None and history.is_chat) or bool(CHAT_NAME.search(storage.key))
+
+    def _built_as_brief(self, expr: cst.CSTNode, depth: int) -> bool:
+        """A value computed for the handoff: a brief/summary call, or a model call over the history."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Name):
+            if BRIEF.search(expr.value):
+                return True
+            value = self.facts.assignment_before(expr)
+            if isinstance(value, cst.Await):
+                value = value.expression
+            return isinstance(value, cst.BaseExpression) and self._built_as_brief(value, depth + 1)
+        if isinstance(expr, cst.Call):
+            return bool(BRIEF.search(callee_name(expr))) or sink_of(expr, self.facts.qualified) is not None
+        return False
+
+    def _state_messages(self, expr: cst.CSTNode, depth: int) -> cst.CSTNode | None:
+        """LangGraph `state["messages"]` / `state.messages`, whole, inside `expr`."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Subscript):
+            key = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(key, cst.Index) and string(key.value) in STATE_KEYS and isinstance(expr.value, cst.Name):
+                return expr
+            if slice_of(expr) is not None and is_whole_slice(expr):
+                return self._state_messages(expr.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in STATE_KEYS and isinstance(expr.value, cst.Name) and expr.value.value == "state":
+                return expr
+            return None
+        if isinstance(expr, cst.Name):
+            value = self.facts.assignment_before(expr)
+            return self._state_messages(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg)):
+            for child in expr.children:
+                found = self._state_messages(child, depth)
+                if found is not None:
+                    return found
+        return None
+
+    # --- findings -------------------------------------------------------------------------
+
+    def _report(self, call: cst.Call, argument: cst.CSTNode, found: tuple[str, cst.CSTNode]) -> None:
+        label, node = found
+        callee = self.facts.code(call.func)
+        if isinstance(argument, cst.Call) and callee_name(argument) in AGENT_RUNS:
+            argument = (positional(argument, 1) or keyword(argument, "input")).value
+        shown = self.facts.code(argument)
+        through = "" if shown == label or len(shown) > 60 else f", as `{shown}`"
+        related = []
+        if self.span(node).line != self.span(call).line:
+            related.append(self.related(node, f"`{self.facts.code(node)}` carries the whole conversation"))
+        self.report(
+            call,
+            f"The whole conversation (`{label}`{through}) is handed to `{callee}`: the receiving "
+            "agent pays for every earlier turn again on each of its calls.",
+            suggestion="Hand over a brief: the goal, the facts that matter and the last turn "
+            "(a few hundred tokens), and keep the transcript in storage.",
+            related=related,
+        )
+
+    def _report_sdk_handoff(self, call: cst.Call) -> None:
+        self.report(
+            call,
+            "`handoff(...)` without `input_filter` gives the next agent the entire conversation "
+            "history: it pays for every earlier turn and tool call again.",
+            suggestion="Pass `input_filter=` (e.g. `handoff_filters.remove_all_tools`, or a filter "
+            "that keeps a brief and the last turn), or set `RunConfig(nest_handoff_history=True)`.",
+        )
