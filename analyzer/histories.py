@@ -37,6 +37,7 @@ from libcst.metadata import (
 )
 
 from .messages import (
+    is_numeric,
     is_textual,
     CHAT_NAME,
     NOT_HISTORY,
@@ -62,6 +63,7 @@ SESSION_OBJECTS = {
     "quart.session": "session",
     "chainlit.user_session": "cl.user_session",
 }
+SESSION_ATTRIBUTES = ("session", "user_data", "chat_data", "user_session", "session_state")
 BOUNDED_CONTAINERS = re.compile(
     r"Reducer$|^ChatMemoryBuffer$|^ChatSummaryMemoryBuffer$|^Memory$|Window|SummaryBuffer|TokenBuffer|"
     r"^ConversationSummaryMemory$|^BufferedChatCompletionContext$|^TokenLimitedChatCompletionContext$|"
@@ -69,18 +71,6 @@ BOUNDED_CONTAINERS = re.compile(
 )
 INPUT_CALLS = re.compile(r"^(input|raw_input|receive\w*|recv\w*|readline|ask|prompt|get_input|chat_input|listen)$")
 INIT_METHODS = ("__init__", "__post_init__", "setup", "setUp", "__attrs_post_init__", "model_post_init")
-
-
-HISTORY_ACCESSOR = re.compile(
-    r"^(get_|full_|all_|entire_|whole_)?(transcript|history|conversation|messages|chat_history|message_history)$|"
-    r"^(to_input_list|all_messages)$"
-)
-
-
-def is_history_accessor(call: cst.Call) -> bool:
-    """`assistant.transcript()`, `store.get_history(sid)`, `result.to_input_list()`: a call whose
-    name says it returns the whole conversation (used when the module does not define it)."""
-    return bool(HISTORY_ACCESSOR.match(callee_name(call))) and len(call.args) <= 1
 
 
 HISTORY_ACCESSOR = re.compile(
@@ -191,15 +181,25 @@ class ChatFacts:
                 found.append(a)
         return found
 
+    def inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        a = self.rule.get_metadata(PositionProvider, node)
+        b = self.rule.get_metadata(PositionProvider, outer)
+        return (b.start.line, b.start.column) <= (a.start.line, a.start.column) and (a.end.line, a.end.column) <= (
+            b.end.line, b.end.column)
+
     def code(self, node: cst.CSTNode) -> str:
         return self.rule.context.module.code_for_node(node)
 
     # --- storage -----------------------------------------------------------------------
 
     def session_object(self, expr: cst.BaseExpression) -> str | None:
+        """Streamlit/Flask/Chainlit session objects, and per-user stores frameworks hand to
+        callbacks (`request.session`, python-telegram-bot's `context.user_data`)."""
         for name in self.qualified(expr):
             if name in SESSION_OBJECTS:
                 return SESSION_OBJECTS[name]
+        if isinstance(expr, cst.Attribute) and expr.attr.value in SESSION_ATTRIBUTES:
+            return expr.attr.value
         return None
 
     def storage_of(self, expr: cst.CSTNode, seen: frozenset = frozenset()) -> Storage | None:
@@ -249,10 +249,11 @@ class ChatFacts:
         if owner is None:
             return None
         text = string(key)
+        label = f"{self.code(container)}[{self.code(key)}]"
         if text is not None:
             spelled = f"{owner.key}.{text}" if owner.kind == "session" else f"{owner.key}[{text!r}]"
-            return Storage(spelled, owner.kind, self.code(expr))
-        return Storage(f"{owner.key}[]", "entry" if owner.kind != "session" else "session", self.code(expr))
+            return Storage(spelled, owner.kind, label)
+        return Storage(f"{owner.key}[]", "entry" if owner.kind != "session" else "session", label)
 
     def _field_storage(self, expr: cst.Attribute) -> Storage | None:
         """`conv.messages` where `messages` is a list field of a dataclass/model of this module."""
@@ -293,6 +294,8 @@ class ChatFacts:
                 continue
             if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope):
                 at = (0, 0)  # a global read inside a function sees the module binding
+            if isinstance(value, cst.CSTNode) and not isinstance(value, cst.Param) and self.inside(name, value):
+                continue  # `h = h[-10:]`: the read sees the binding before this one
             if at < where and (best_at is None or at >= best_at):
                 best, best_at = value, at
         return best
@@ -335,6 +338,9 @@ class ChatFacts:
         found = self.storage_of(value, seen)
         if found is not None:
             return Storage(found.key, found.kind, found.label)
+        same = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == name.value), None)
+        if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
+            return self.storage_of(same, seen)
         if isinstance(scope, FunctionScope) and self._is_fresh_list(value) and self._is_chat_loop(name, value):
             function = self.function_of(value)
             return Storage(f"{function.name.value if function else ''}:{name.value}", "loop", name.value)
@@ -356,7 +362,9 @@ class ChatFacts:
                 continue
             if any(any(l is loop for l in self.loops_of(call)) for call in self.nodes.input_calls for loop in loops):
                 return True
-            if "user" in self._grown_roles(site) and any(self._iterates_data(loop) for loop in loops):
+            if "user" in self._grown_roles(site) and any(
+                self._iterates_data(loop) and any(self.inside(sink.call, loop) for sink in self.sinks) for loop in loops
+            ):
                 return True
         return False
 
@@ -465,7 +473,7 @@ class ChatFacts:
         values = self.growth_values(site)
         roles = [r for v in values for r in message_roles(v)]
         history.roles.update(roles)
-        if any(is_textual(v) for v in values):
+        if any(is_textual(v) or not is_numeric(v) for v in values):
             history.textual = True
         if any(self.carries_tools(v) for v in values):
             history.tool_traffic = True
@@ -518,6 +526,16 @@ class ChatFacts:
         return name == "clear" and self._under_size_test(call)
 
     def _under_size_test(self, node: cst.CSTNode) -> bool:
+        """Inside `if len(h) > N:` / `while tokens(h) > budget:`, here or at every call of the helper."""
+        if self._size_tested(node):
+            return True
+        function = self.function_of(node)
+        if function is None:
+            return False
+        callers = [c for c in self.nodes.calls if callee_name(c) == function.name.value and function in self.callees(c)]
+        return bool(callers) and all(self._size_tested(c) for c in callers)
+
+    def _size_tested(self, node: cst.CSTNode) -> bool:
         for a in self.ancestors(node):
             if isinstance(a, (cst.If, cst.While)):
                 test = self.code(a.test)
@@ -552,8 +570,10 @@ class ChatFacts:
             if views or (is_bounding_name(callee) and uses):
                 history.trims.append(node)
                 history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
-            elif uses or callee in ("to_input_list", "all_messages"):
+            elif (uses and self._extends(value, storage.key)) or callee in ("to_input_list", "all_messages"):
                 self._grow(storage, node)
+            elif uses:
+                continue  # `store[sid] = history`: an alias written back
             elif whole_target is target or not isinstance(whole_target, cst.Subscript):
                 for ring in filter(is_ring, walk(value)):  # deque(maxlen=N), or one per session entry
                     held = history if ring is value else self.history(Storage(storage.key + "[]", "entry", storage.label))
@@ -566,6 +586,17 @@ class ChatFacts:
                 if self._under_size_test(node) and not uses:
                     history.trims.append(node)
                 history.definitions.append(node)
+
+    def _extends(self, value: cst.CSTNode, key: str) -> bool:
+        """`h + [m]`, `[*h, m]`, `f"{h}..."`: the old value plus more (not `new or h`)."""
+        if isinstance(value, cst.IfExp):
+            return self._extends(value.body, key) or self._extends(value.orelse, key)
+        if isinstance(value, (cst.BinaryOperation, cst.List, cst.Tuple, cst.FormattedString, cst.ConcatenatedString)):
+            return any(u.storage.key == key for u in self.whole_history_in(value))
+        if isinstance(value, cst.Name):
+            bound = self.assignment_before(value)
+            return isinstance(bound, cst.BaseExpression) and self._extends(bound, key)
+        return False
 
     def _target_storage(self, target: cst.CSTNode, value: cst.CSTNode) -> Storage | None:
         """What an assignment target names: a module variable, or a local alias's storage."""
@@ -618,8 +649,10 @@ class ChatFacts:
             return self._call_uses(expr, seen)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.whole_history_in(expr.for_in.iter, seen)
-        if isinstance(expr, cst.Lambda):
+        if isinstance(expr, (cst.Lambda, cst.Comparison, cst.UnaryOperation)):
             return []
+        if isinstance(expr, cst.IfExp):
+            return self.whole_history_in(expr.body, seen) + self.whole_history_in(expr.orelse, seen)
         if isinstance(expr, cst.FormattedString):
             return [as_text(u) for child in expr.parts for u in self.whole_history_in(child, seen)]
         if isinstance(expr, cst.Attribute):
@@ -651,8 +684,6 @@ class ChatFacts:
                         else:
                             uses.append(Use(use.storage, call, (use.node, *use.via)))
             return uses
-        if is_history_accessor(call):
-            return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if is_history_accessor(call):
             return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if NOT_HISTORY.search(name):

@@ -154,4 +154,23 @@ def is_textual(expr: cst.CSTNode) -> bool:
         return not any(
             isinstance(e, cst.DictElement) and NUMERIC_NAME.search(string(e.key) or "") for e in expr.elements
         )
+    if isinstance(expr, cst.Tuple):  # (question, answer) pairs
+        return all(
+            isinstance(e.value, (cst.SimpleString, cst.FormattedString))
+            or (isinstance(e.value, cst.Name) and not NUMERIC_NAME.search(e.value.value))
+            for e in expr.elements
+        )
+    return False
+
+
+def is_numeric(expr: cst.CSTNode) -> bool:
+    """A number or a measurement (`time.perf_counter() - t0`, `usage.total_tokens`, `loss`)."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    if isinstance(expr, cst.Call):
+        return callee_name(expr) in ("float", "int", "round", "len", "sum", "perf_counter", "time", "monotonic", "item")
+    if isinstance(expr, cst.Name):
+        return bool(NUMERIC_NAME.search(expr.value))
+    if isinstance(expr, cst.Attribute):
+        return bool(NUMERIC_NAME.search(expr.attr.value))
     return False

@@ -59,7 +59,8 @@ METHODS = {
     "generate_content": "google", "generate_content_async": "google", "start_chat": "google",
     "converse": "bedrock", "converse_stream": "bedrock",
     "acompletion": "litellm",
-    "chat_completion": "huggingface",
+    "chat_completion": "huggingface", "text_generation": "huggingface",
+    "complete": "llama_index", "acomplete": "llama_index", "stream_complete": "llama_index",
     "get_chat_message_content": "semantic_kernel", "get_chat_message_contents": "semantic_kernel",
     "get_streaming_chat_message_content": "semantic_kernel",
     "get_streaming_chat_message_contents": "semantic_kernel",
@@ -123,7 +124,11 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
             return Sink(call, api, framework, _content(call))
     names = qualified(call.func)
     package = _package(names)
-    if last in ("completion", "acompletion", "text_completion") and (package == "litellm" or "litellm" in parts):
+    if last == "generate" and package == "ollama":
+        return Sink(call, "ollama.generate", "ollama", _content(call))
+    if last in ("completion", "acompletion", "text_completion") and (
+        package == "litellm" or "litellm" in parts or keyword(call, "messages") is not None
+    ):
         return Sink(call, f"litellm.{last}", "litellm", _content(call))
     if last == "chat" and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
         if package in ("", "llama_index") and not (keyword(call, "messages") or keyword(call, "chat_history")):

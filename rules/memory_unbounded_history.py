@@ -641,10 +641,10 @@ class Mentor:
         how = ", ".join(sorted({growth_label(facts, g) for g in growth}))
         lines = sorted({self.span(g).line for g in growth if not isinstance(g, cst.FunctionDef)})
         where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
-        through = "" if label == stored else f" through `{label}`"
+        subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
         message = (
-            f"`{stored}` is {KIND.get(history.storage.kind, 'lasting state')}, grows every turn by {how}{where} "
-            f"and is sent whole{through} to {sink.api}, {COST}."
+            f"{subject} is {KIND.get(history.storage.kind, 'lasting state')}, grows every turn by {how}{where} "
+            f"and is sent whole to {sink.api}, {COST}."
         )
         related: list[Related] = []
         for node in history.definitions[:3]:
@@ -687,7 +687,7 @@ class Mentor:
         elif name == "RunnableWithMessageHistory" and call.args and not self._has_trimmer(facts, call):
             self._report_memory(call, "`RunnableWithMessageHistory` loads the whole stored history into every call and "
                                 f"nothing in the chain trims it, {COST}.", "langchain", name)
-        elif name.endswith("Session") and self._is_agents_session(facts, call):
+        elif name.endswith("Session") and "Compaction" not in name and self._is_agents_session(facts, call):
             self._report_memory(call, f"Agents SDK `{name}` has no limit: every run re-sends all stored items, {COST}.",
                                 "agents", name)
         elif self._is_kept_chat(facts, call):
