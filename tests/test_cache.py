@@ -1,0 +1,147 @@
+"""The result cache: a re-run with no change parses nothing; anything that decides a result
+invalidates it; a bad entry is a miss, never a crash; `--no-cache` and `chatbound clean`."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import libcst
+import pytest
+from click.testing import CliRunner
+
+from chatbound.cache import CACHE_DIR
+from chatbound.cli import main
+from chatbound.config import Settings
+from chatbound.runner import run
+
+CHAT = "docs = store.similarity_search(question, k=20)\n"
+OTHER = "hits = index.as_query_engine(similarity_top_k=15)\n"
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """Counts LibCST parses in this process (runs this small stay out of the pool)."""
+    count = []
+    real = libcst.parse_module
+
+    def counting(source, *args, **kwargs):
+        count.append(1)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    return count
+
+
+def _run(root, **settings):
+    return run([root], Settings(root=root, **settings), cache=True)
+
+
+def _shown(result):
+    return [(f.path, f.span.line, f.span.col, f.rule_id, f.message, f.fingerprint) for f in result.findings]
+
+
+def _entries(root):
+    return sorted(p for p in (root / CACHE_DIR).rglob("*.pickle"))
+
+
+def test_a_rerun_with_no_change_parses_nothing_and_reports_the_same(write, monkeypatch, parses):
+    root = write({"chat.py": CHAT, "engine.py": OTHER})
+    monkeypatch.chdir(root)
+    first = _run(root)
+    assert len(parses) == 2 and first.parsed == ["chat.py", "engine.py"]
+    second = _run(root)
+    assert len(parses) == 2 and second.parsed == [] and second.cached == 2
+    assert _shown(second) == _shown(first)
+    assert [f.rule_id for f in second.findings] == ["RAG-EXCESSIVE-TOP-K", "RAG-EXCESSIVE-TOP-K"]
+
+
+def test_an_edited_file_alone_is_parsed_again(write, monkeypatch, parses):
+    root = write({"chat.py": CHAT, "engine.py": OTHER})
+    monkeypatch.chdir(root)
+    _run(root)
+    (root / "chat.py").write_text(CHAT.replace("k=20", "k=30"))
+    again = _run(root)
+    assert again.parsed == ["chat.py"] and len(parses) == 3
+    assert "30 results" in again.findings[0].message
+
+
+def test_other_rules_or_options_do_not_reuse_the_entries(write, monkeypatch, parses):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    _run(root, select=["RAG-EXCESSIVE-TOP-K"])
+    assert _run(root, select=["RAG-EXCESSIVE-TOP-K"], options={"max-top-k": 25}).findings == []
+    assert _run(root, select=["RAG-EXCESSIVE-TOP-K"]).parsed == []  # each setting keeps its own entries
+    assert len(parses) == 2
+
+
+def test_without_the_cache_flag_nothing_is_written(write, monkeypatch):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    run([root], Settings(root=root))
+    assert not (root / CACHE_DIR).exists()
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x80\x04garbage", b"not a pickle at all"])
+def test_a_corrupt_entry_is_a_miss_and_is_rewritten(write, monkeypatch, parses, damage):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    first = _run(root)
+    (entry,) = _entries(root)
+    entry.write_bytes(damage)
+    again = _run(root)
+    assert again.parsed == ["chat.py"] and _shown(again) == _shown(first)
+    assert _run(root).parsed == []  # the entry was written back whole
+
+
+class Planted:
+    def __reduce__(self):
+        return (os.system, ("touch planted-marker",))
+
+
+def test_a_planted_entry_cannot_run_code(write, monkeypatch):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    first = _run(root)
+    (entry,) = _entries(root)
+    entry.write_bytes(pickle.dumps(Planted()))
+    again = _run(root)
+    assert not (root / "planted-marker").exists()
+    assert again.parsed == ["chat.py"] and _shown(again) == _shown(first)
+
+
+def test_the_cache_folder_ignores_itself_in_git(write, monkeypatch):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    _run(root)
+    assert (root / CACHE_DIR / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not [p for p in (root / CACHE_DIR).rglob(".tmp-*")]  # atomic writes leave no temp file
+
+
+def test_a_result_that_read_a_data_file_is_reused_only_while_the_file_is_unchanged(write, monkeypatch):
+    long_prompt = "Follow the policy. " * 200
+    root = write({
+        "bot.py": 'from pathlib import Path\nSYSTEM = Path("prompt.md").read_text()\n'
+                  'client.chat.completions.create(model="m", messages=[{"role": "system", "content": SYSTEM}])\n',
+        "prompt.md": long_prompt,
+    })
+    monkeypatch.chdir(root)
+    first = _run(root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    assert [f.rule_id for f in first.findings] == ["PROMPT-OVERSIZED-SYSTEM"]
+    assert _run(root, select=["PROMPT-OVERSIZED-SYSTEM"]).parsed == []
+    (root / "prompt.md").write_text("Be brief.")
+    after = _run(root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    assert after.parsed == ["bot.py"] and after.findings == []
+
+
+def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypatch):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    assert runner.invoke(main, ["check", "--no-cache", "."]).exit_code == 1
+    assert not (root / CACHE_DIR).exists()
+    assert runner.invoke(main, ["check", "."]).exit_code == 1
+    assert _entries(root)
+    cleaned = runner.invoke(main, ["clean"])
+    assert cleaned.exit_code == 0 and not (root / CACHE_DIR).exists()
+    assert cleaned.stderr.startswith("removed ")
