@@ -77,7 +77,11 @@ def text_of(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression, depth: int 
         value = node.evaluated_value
         return Text(value, node) if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
-        return _combine([text_of(rule, node.left, depth), text_of(rule, node.right, depth)], node)
+        value = node.evaluated_value
+        if isinstance(value, str):
+            return Text(value, node)
+        # holds an f-string part; implicit concatenation nests to the right: same depth
+        return _combine([text_of(rule, node.left, depth - 1), text_of(rule, node.right, depth - 1)], node)
     if isinstance(node, cst.FormattedString):
         value = _fstring_literal(rule, node)
         partial = any(isinstance(p, cst.FormattedStringExpression) for p in node.parts)

@@ -12,7 +12,9 @@ from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.texts import Text, text_of
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
 
-SYSTEM_WORDS = {"system", "sysprompt", "instruction", "instructions"}
+PROMPT_WORDS = {"prompt", "sysprompt", "instruction", "instructions"}
+# "system" names a prompt only beside one of these (SYSTEM_MESSAGE, not SYSTEM_REQUIREMENTS)
+SYSTEM_COMPANIONS = {"message", "msg", "text", "content", "preamble", "persona", "template", "role", "block"}
 # A "...PROMPT" constant is a system prompt unless its name says it is for something else.
 NOT_SYSTEM_WORDS = {
     "user", "human", "query", "question", "summary", "summarize", "summarizer", "summarization",
@@ -30,11 +32,12 @@ def _words(name: str) -> set[str]:
 
 
 def is_system_prompt_name(name: str) -> bool:
-    """SYSTEM_PROMPT, AGENT_INSTRUCTIONS, systemMessage, PROMPT; not USER_PROMPT or SUMMARY_PROMPT."""
+    """SYSTEM_PROMPT, AGENT_INSTRUCTIONS, systemMessage, SYSTEM, PROMPT; not USER_PROMPT,
+    SUMMARY_PROMPT or SYSTEM_REQUIREMENTS."""
     words = _words(name)
-    if words & SYSTEM_WORDS:
-        return True
-    return "prompt" in words and not words & NOT_SYSTEM_WORDS
+    if "system" in words:
+        return words <= {"system"} or bool(words & (PROMPT_WORDS | SYSTEM_COMPANIONS))
+    return bool(words & PROMPT_WORDS) and not words & NOT_SYSTEM_WORDS
 
 
 def _callee(call: cst.Call) -> str:

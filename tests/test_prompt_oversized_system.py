@@ -101,7 +101,8 @@ def test_the_prompt_is_reported_once_where_it_is_defined():
     "name, expected",
     [("SYSTEM_PROMPT", True), ("AGENT_INSTRUCTIONS", True), ("systemMessage", True), ("PROMPT", True),
      ("BASE_PROMPT", True), ("USER_PROMPT", False), ("SUMMARY_PROMPT", False), ("HELP_TEXT", False),
-     ("PROMPTS_DIR", False)],
+     ("PROMPTS_DIR", False), ("SYSTEM", True), ("SYSTEM_REQUIREMENTS", False), ("FILE_SYSTEM_LAYOUT", False),
+     ("user_instructions", False)],
 )
 def test_which_names_say_system_prompt(name, expected):
     assert is_system_prompt_name(name) is expected
