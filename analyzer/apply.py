@@ -237,8 +237,10 @@ def fix_summary(findings: Sequence[Finding], report: FixReport | None) -> str:
     parts = []
     if report is not None and report.applied:
         parts.append(f"Fixed {report.applied} finding{'s' if report.applied != 1 else ''}.")
-    safe = sum(1 for f in findings if fixable(f, False))
-    more = sum(1 for f in findings if fixable(f, True)) - safe
+    tried = {f.fingerprint for file in (report.files if report else ()) for f, _ in file.dropped}
+    left = [f for f in findings if f.fingerprint not in tried]
+    safe = sum(1 for f in left if fixable(f, False))
+    more = sum(1 for f in left if fixable(f, True)) - safe
     if safe:
         parts.append(f"{safe} fixable with `--fix`.")
     if more:

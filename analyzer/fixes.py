@@ -1,10 +1,12 @@
 """Fixes for history findings, by what the code uses (a post-rule step).
 
-- Plain SDK lists (openai, anthropic, litellm, mistral, ollama, cohere, bedrock, genai): wrap
-  the history expression at the send in ``bounded_view(<expr>, last_turns=10)`` and import
-  it once. Safe: only the sent view is bounded, the stored list stays as the user sees it.
-  It turns unsafe when something other than a message dict is appended to the history
-  (``bounded_view`` reads dicts).
+- Plain SDK lists of OpenAI- or Anthropic-style dicts (openai, anthropic, litellm, mistral,
+  ollama, groq): wrap the history expression at the send in ``bounded_view(<expr>,
+  last_turns=10)`` and import it once. Safe: only the sent view is bounded, the stored list
+  stays as the user sees it. It turns unsafe when something other than a message dict is
+  appended to the history (``bounded_view`` reads dicts). Cohere, Bedrock and genai lists
+  have shapes of their own: the advice, no edit. Nor is there an edit for a history a
+  framework object or the server keeps (``storage`` "framework" or "server").
 - LangChain: ``trim_messages(..., start_on="human", include_system=True)`` (an unsafe edit);
   LlamaIndex and OpenAI Agents: the suggestion only.
 - MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
@@ -25,6 +27,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
+from .values import literal
 
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
 SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
@@ -35,7 +38,13 @@ TRIM_IMPORTS = (
     "from langchain_core.messages import trim_messages",
     "from langchain_core.messages.utils import count_tokens_approximately",
 )
-PLAIN_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "cohere", "bedrock", "boto3", "genai", "google", "groq")
+# SDKs whose message lists are OpenAI- or Anthropic-style dicts, the shapes bounded_view reads.
+DICT_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together")
+# SDKs with lists of their own shape (genai's "model" role, Bedrock's blocks, Cohere v1's
+# roles): the same advice, but no edit.
+OTHER_SDKS = ("cohere", "bedrock", "boto3", "genai", "google", "vertex")
+# Histories a framework or the server keeps: there is no list expression to wrap.
+NOT_A_LIST = ("framework", "server")
 HISTORY_STAYS = "The stored history stays intact (what the user sees); only what is sent is bounded."
 
 SUGGESTIONS = {
@@ -60,9 +69,10 @@ NOT_A_DICT = re.compile(r"(\.message|\.choices\[\d+\]\.message|\.content|\.outpu
 def framework_kind(finding: Finding) -> str:
     """plain, langchain, llamaindex, agents, or "" when the framework is one we do not edit."""
     name = str(finding.properties.get("framework", "")).lower().replace("-", "_")
-    if not name or any(name.startswith(sdk) for sdk in PLAIN_SDKS) and "agents" not in name:
+    if not name or name.startswith(DICT_SDKS) and "agents" not in name:
         return "plain"
     for kind, prefixes in (
+        ("sdk", OTHER_SDKS),
         ("langchain", ("langchain", "langgraph")),
         ("llamaindex", ("llama_index", "llamaindex")),
         ("agents", ("openai_agents", "agents")),
@@ -135,16 +145,42 @@ def _name_is_taken(module: cst.Module, name: str, statement: str) -> bool:
     return f"{base}.{name}" not in _imports(module) and bool(m.findall(module, m.Name(name)))
 
 
-def appends_non_dicts(module: cst.Module, history: str) -> bool:
-    """Whether something that is surely not a message dict is appended to ``history``."""
+def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lines: set[int]) -> list[cst.BaseExpression]:
+    """Values added to the history: `.append/.extend/.insert` on one of ``names`` or on a
+    growth line, and the list literals of `h = h + [...]` / `h += [...]` on growth lines."""
+    positions = wrapper.resolve(PositionProvider)
+    found: list[cst.BaseExpression] = []
     for call in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("append") | m.Name("extend") | m.Name("insert")))):
-        if module.code_for_node(call.func.value) != history or not call.args:
-            continue
-        value = call.args[-1].value
-        values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
-        if any(NOT_A_DICT.search(module.code_for_node(v)) for v in values):
-            return True
-    return False
+        receiver = " ".join(module.code_for_node(call.func.value).split())
+        if call.args and (receiver in names or positions[call].start.line in lines):
+            found.append(call.args[-1].value)
+    for node in m.findall(module, m.Assign() | m.AugAssign()):
+        if positions[node].start.line in lines:
+            found.extend(m.findall(node.value, m.List()))
+    return found
+
+
+def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, history: str) -> str:
+    """What the history holds, as far as its growth shows: "dicts" (role dicts), "objects"
+    (SDK replies, message classes), "other" (dicts that are not messages) or "unknown"."""
+    names = {" ".join(history.split()), str(finding.properties.get("history", "")), str(finding.properties.get("expression", ""))}
+    values = _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ())))
+    shapes = set()
+    while values:
+        value = values.pop()
+        if isinstance(value, (cst.List, cst.Tuple)):
+            values.extend(e.value for e in value.elements)
+        elif isinstance(value, cst.Dict):
+            keys = {literal(e.key) for e in value.elements if isinstance(e, cst.DictElement)}
+            shapes.add("dicts" if "role" in keys else "other")
+        elif NOT_A_DICT.search(module.code_for_node(value)):
+            shapes.add("objects")
+        else:
+            shapes.add("unknown")
+    for shape in ("other", "objects", "dicts"):
+        if shape in shapes:
+            return shape
+    return "unknown"
 
 
 def _wrap(
@@ -189,11 +225,18 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         return None, ""
     kind = framework_kind(finding)
     history = text_at(lines, finding.span)
+    if finding.properties.get("storage") in NOT_A_LIST:
+        return None, SUGGESTIONS.get(kind, SUGGESTIONS["plain"])
+    if kind == "sdk":
+        return None, SUGGESTIONS["plain"]
     if kind == "plain":
-        safe = not appends_non_dicts(module, " ".join(history.split()))
+        shape = message_shape(module, wrapper, finding, history)
+        if shape == "other":  # not chat messages: bounded_view could not read them
+            return None, SUGGESTIONS["plain"]
+        safe = shape == "dicts"
         description = f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
         if not safe:
-            description += " (unsafe: the history holds objects that are not message dicts)"
+            description += " (unsafe: the history may hold objects that are not message dicts)"
         return _wrap(
             finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})",
             [BOUNDED_IMPORT], description, safe,

@@ -58,13 +58,17 @@ def sized(make: Callable[[str], Message], target: int, count: Callable[[str], in
 
 
 def representative_turn(n: int, turn_tokens: int, count: Callable[[str], int]) -> list[Message]:
-    """Turn ``n``: user message, tool call, tool result, reply; ``turn_tokens`` in all."""
+    """Turn ``n``: user message, tool call, tool result, reply; ``turn_tokens`` in all.
+
+    Only the tool call id tells turns apart (it is not part of what is counted), so every
+    turn has the same texts and the same size.
+    """
     call_id = f"call_{n}"
     makers = (
-        lambda text: Message("user", f"Question {n}:{text}"),
+        lambda text: Message("user", f"Question:{text}"),
         lambda text: Message("assistant", "", (ToolCall(call_id, "lookup", f'{{"q":"{text}"}}'),)),
-        lambda text: Message("tool", f"Result {n}:{text}", tool_call_id=call_id, name="lookup"),
-        lambda text: Message("assistant", f"Answer {n}:{text}"),
+        lambda text: Message("tool", f"Result:{text}", tool_call_id=call_id, name="lookup"),
+        lambda text: Message("assistant", f"Answer:{text}"),
     )
     turn: list[Message] = []
     for make, share in zip(makers, SHARES):
@@ -95,7 +99,7 @@ def simulate(
     encoding: str = DEFAULT_ENCODING,
 ) -> tuple[int, ...]:
     """Tokens of the view at each turn; ``window`` keeps that many turns (None: unbounded)."""
-    count = get_encoder(encoding)
+    count = functools.lru_cache(maxsize=None)(get_encoder(encoding))  # the same few texts recur
     service = SessionService(InMemoryEventStore(), count)
     session = service.create()
     if system_tokens > 0:
