@@ -307,8 +307,8 @@ class ToolsAllRegistered(Rule):
         )
         self.report(
             node,
-            f"{what} to every call of `{self._call_name(call)}`{schema}; each request pays for every "
-            f"schema (max-tools is {self.limit}).",
+            f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
+            f"for every schema (max-tools is {self.limit}).",
             suggestion="Attach only the tools this request can use: group them by topic or route "
             "first, or let a small router pick a few before the call.",
             related=related,

@@ -69,3 +69,14 @@ def test_max_tools_is_the_first_count_reported(limit, count):
 )
 def test_catch_all_names(name, expected):
     assert is_catch_all_name(name) is expected
+
+
+def test_fixture_schema_tokens_match_tiktoken_on_the_literal_schemas():
+    from conftest import FIXTURES
+    import ast
+
+    source = (FIXTURES / "tools" / "helpdesk_openai.py").read_text()
+    schemas = [ast.literal_eval(n.value) for n in ast.parse(source).body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)]
+    assert len(schemas) == 7
+    [finding] = findings(source)
+    assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in schemas)} schema tokens" in finding.message
