@@ -310,6 +310,7 @@ class AgentOversizedHandoff(ChatRule):
         label, node = found
         callee = self.facts.code(call.func)
         if isinstance(argument, cst.Call) and callee_name(argument) in AGENT_RUNS:
+            callee = f"{callee}({self.facts.code(positional(argument, 0).value)}, ...)"
             argument = (positional(argument, 1) or keyword(argument, "input")).value
         shown = self.facts.code(argument)
         through = "" if shown == label or len(shown) > 60 else f", as `{shown}`"

@@ -1,0 +1,74 @@
+"""AGENT-OVERSIZED-HANDOFF beyond its examples: cross-file transcripts, SDK settings, fan-outs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from chatbound.analysis import analyze_source
+from chatbound.rules.agent_oversized_handoff import AgentOversizedHandoff
+
+from conftest import FIXTURES
+
+
+def findings(code: str):
+    result = analyze_source(textwrap.dedent(code), "app.py", [AgentOversizedHandoff], {})
+    assert result.error is None
+    return [(f.span.line, f.span.col) for f in result.findings]
+
+
+def test_support_assistant_transcript_from_another_file_is_named_in_the_message():
+    source = (FIXTURES / "support_assistant" / "escalation.py").read_text()
+    result = analyze_source(source, "escalation.py", [AgentOversizedHandoff], {})
+    [finding] = result.findings
+    assert (finding.span.line, finding.span.col) == (37, 16)
+    assert "`self.assistant.transcript()`, as `entire_conversation`" in finding.message
+    assert [r.span.line for r in finding.related] == [35]
+
+
+def test_run_config_that_nests_handoff_history_excuses_sdk_handoffs():
+    code = """
+    from agents import Agent, RunConfig, handoff
+    desk = Agent(name="desk", handoffs=[handoff(billing)])
+    CONFIG = RunConfig(nest_handoff_history=True)
+    """
+    assert findings(code) == []
+
+
+def test_a_handoff_function_of_another_library_is_not_the_sdk_one():
+    assert findings("from mylib import handoff\nh = handoff(billing_agent)\n") == []
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("await self.escalate(reason='refund', history=self.history)", [(7, 15)]),
+        ("self.router.route_to('billing', self.history[:])", [(7, 9)]),
+        ("self.router.route_to('billing', self.history[-2:])", []),
+        ("self.sub_agent.invoke({'messages': list(self.history)})", [(7, 9)]),
+        ("self.main_llm.invoke({'messages': list(self.history)})", []),  # the primary model: a memory question
+        ("self.specialist.run(summarize(self.history))", []),
+    ],
+)
+def test_handoff_shapes(call, expected):
+    code = f"""
+    class Chat:
+        def __init__(self):
+            self.history = []
+        async def turn(self, text):
+            self.history.append({{"role": "user", "content": text}})
+            {call}
+    """
+    assert findings(code) == expected
+
+
+def test_create_task_in_a_loop_gives_every_worker_the_transcript():
+    code = """
+    import asyncio
+    async def fan(workers, messages):
+        async with asyncio.TaskGroup() as tg:
+            for worker in workers:
+                tg.create_task(worker.arun(messages))
+    """
+    assert findings(code) == [(6, 28)]
