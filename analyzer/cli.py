@@ -209,3 +209,35 @@ def language_server() -> None:
     from .lsp import serve
 
     serve()
+
+
+@main.command("cost")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--turns", type=click.IntRange(min=1), default=50, show_default=True, help="Turns in the simulated session.")
+@click.option("--turn-tokens", type=click.IntRange(min=1), help="Tokens of one turn (default: turn-tokens in [tool.chatbound], 400).")
+@click.option("--price-in", type=click.FloatRange(min=0), help="Input price in $ per million tokens.")
+@click.option("--plot", type=click.Path(path_type=Path, dir_okay=False), help="Write the growth chart of the costliest finding as SVG.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this TOML file.")
+def cost_command(paths, turns, turn_tokens, price_in, plot, config) -> None:
+    """What each history finding costs over a simulated session, as written and bounded."""
+    from . import cost
+    from .projection import PROJECTED_RULES
+
+    paths = list(paths) or [Path(".")]
+    settings = _settings(paths, config, turn_tokens=turn_tokens)
+    settings.select = [rule_id for rule_id in PROJECTED_RULES if rule_by_id(rule_id)] or ["NONE-"]
+    result = run(paths, settings) if rule_by_id(settings.select[0]) else RunResult()
+    for error in result.errors:
+        click.echo(f"error: {error}", err=True)
+    items = cost.costed(result.active, turns, settings.turn_tokens, settings.encoding)
+    click.echo(cost.table(items, price_in))
+    if items:
+        click.echo("\n" + cost.chart(cost.largest(items)))
+        if plot:
+            try:
+                plot.write_text(cost.svg(cost.largest(items)), encoding="utf-8")
+            except OSError as exc:
+                click.echo(f"error: cannot write {plot}: {exc.strerror or exc}", err=True)
+                sys.exit(EXIT_ERROR)
+            click.echo(f"\nWrote {plot}.")
+    sys.exit(EXIT_ERROR if result.errors else EXIT_OK)

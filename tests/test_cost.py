@@ -1,0 +1,77 @@
+"""`chatbound cost`: the table, the terminal chart and the SVG, numbers worked out by hand."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+from click.testing import CliRunner
+
+from chatbound.cli import main
+from chatbound.cost import Costed, chart
+from chatbound.findings import Finding, Severity, Span
+from chatbound.projection import project
+
+from conftest import FIXTURES
+
+
+def cost(*args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["cost", *map(str, args)], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def row(output: str, location: str) -> list[str]:
+    line = next(l for l in output.splitlines() if l.startswith(location))
+    return line.split()
+
+
+def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
+    shutil.copytree(FIXTURES / "support_assistant", tmp_path / "app")
+    result = cost(".", "--price-in", "2", "--plot", tmp_path / "growth.svg", cwd=tmp_path / "app")
+    assert result.exit_code == 0
+    # 50 turns of 400: 20,000 at turn 50 and 400 * 1275 = 510,000 in all; bounded 4,000 + a
+    # 400-token summary = 4,400 and 198,000; at $2/Mtok 510,000 -> $1.02 and 198,000 -> $0.40
+    assert row(result.output, "support_service.py:23:70") == [
+        "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
+        "20,000", "4,400", "510,000", "198,000", "2.58x", "$1.02", "$0.40",
+    ]
+    assert "# as written  o last 10 turns + summary  . last 10 turns" in result.output
+    svg = ET.parse(tmp_path / "growth.svg").getroot()
+    lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
+    assert [len(l.get("points").split()) for l in lines] == [50, 50, 50]
+    top_of_written = lines[0].get("points").split()[-1]
+    assert top_of_written.endswith(",40.0")  # the last as-written point is the top of the plot
+
+
+def test_turns_and_turn_tokens_options(tmp_path):
+    shutil.copytree(FIXTURES / "support_assistant", tmp_path / "app")
+    result = cost(".", "--turns", "12", "--turn-tokens", "100", cwd=tmp_path / "app")
+    # as written 100 n: 1,200 at turn 12, 100 * 78 = 7,800; bounded: 5,500 for turns 1-10,
+    # then 1,000 + 100 summary twice = 7,700; 7,800 / 7,700 = 1.01
+    assert row(result.output, "support_service.py:23:70")[2:] == ["1,200", "1,100", "7,800", "7,700", "1.01x"]
+    assert "12 turns of 100 tokens" in result.output
+
+
+def test_no_findings_says_so(tmp_path):
+    (tmp_path / "app.py").write_text("x = 1\n")
+    result = cost(".", cwd=tmp_path)
+    assert result.exit_code == 0 and result.output.strip() == "No history findings to cost."
+
+
+def test_terminal_chart_marks_each_series():
+    finding = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "a.py", Span(3, 5, 3, 9))
+    text = chart(Costed(finding, project(turns=4, turn_tokens=100, window_turns=2)), height=4)
+    # as written 100, 200, 300, 400; window of 2 turns: 100, 200, 200, 200; + summary: 100, 200, 300, 300
+    assert text.splitlines()[:5] == [
+        "tokens sent per turn, a.py:3:5",
+        "400 |   #",
+        "    |  #o",
+        "    | #..",
+        "  0 |#   ",
+    ]
+    assert text.splitlines()[-1] == "# as written  o last 2 turns + summary  . last 2 turns"
