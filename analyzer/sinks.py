@@ -38,6 +38,8 @@ SHAPES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("chat", "completions", "parse"), "openai", "openai.chat.completions.parse"),
     (("chat", "completions", "stream"), "openai", "openai.chat.completions.stream"),
     (("completions", "create"), "openai", "openai.completions.create"),
+    (("ChatCompletion", "create"), "openai", "openai.ChatCompletion.create"),  # openai<1.0
+    (("ChatCompletion", "acreate"), "openai", "openai.ChatCompletion.create"),
     (("responses", "create"), "openai", "openai.responses.create"),
     (("responses", "parse"), "openai", "openai.responses.parse"),
     (("responses", "stream"), "openai", "openai.responses.stream"),
