@@ -70,7 +70,11 @@ BOUNDED_CONTAINERS = re.compile(
     r"^HeadAndTailChatCompletionContext$"
 )
 INPUT_CALLS = re.compile(r"^(input|raw_input|receive\w*|recv\w*|readline|ask|prompt|get_input|chat_input|listen)$")
-INIT_METHODS = ("__init__", "__post_init__", "setup", "setUp", "__attrs_post_init__", "model_post_init")
+# functions that run once to set a history up, not once per turn (few-shot examples, a reset)
+SETUP_FUNCTION = re.compile(
+    r"^_*(init|post_init|attrs_post_init|model_post_init|setup|set_up|setUp|load|initiali[sz]e|configure|"
+    r"seed|bootstrap|prime|warm|reset|clear|new_session|start_session|few_shot|add_examples|build_examples)", re.I
+)
 
 
 HISTORY_ACCESSOR = re.compile(
@@ -465,7 +469,7 @@ class ChatFacts:
         function = self.function_of(site)
         if function is None:
             return storage.kind == "session" or bool(self.loops_of(site))
-        return function.name.value not in INIT_METHODS
+        return not SETUP_FUNCTION.match(function.name.value)
 
     def _grow(self, storage: Storage, site: cst.CSTNode) -> None:
         history = self.history(storage)

@@ -256,6 +256,32 @@ def classify(text):
     LATENCIES.append(time.perf_counter() - start)
     return result, f"p50 so far {LATENCIES}"
 """,
+        # a window taken into a local before the send
+        """\
+class Bot:
+    def ask(self, sid, q):
+        history = self.sessions[sid]
+        history.append({"role": "user", "content": q})
+        recent = history[-8:]
+        return self.client.chat.completions.create(model="gpt-4o", messages=recent)
+""",
+        # few-shot examples loaded once: set up, not grown per turn
+        """\
+class Bot:
+    def load_examples(self, path):
+        for q, a in read_pairs(path):
+            self.examples.append({"role": "user", "content": q})
+            self.examples.append({"role": "assistant", "content": a})
+
+    def ask(self, q):
+        return self.client.chat.completions.create(model="gpt-4o", messages=[*self.examples, {"role": "user", "content": q}])
+""",
+        # the client sends the conversation; the server keeps nothing
+        """\
+@app.post("/reply")
+def reply(body: ChatRequest):
+    return client.messages.create(model="claude-3-5-haiku-latest", max_tokens=500, messages=body.messages)
+""",
         # memories that bound themselves
         "memory = ConversationBufferWindowMemory(k=6)",
         "memory = ConversationSummaryBufferMemory(llm=llm, max_token_limit=800)",
