@@ -55,7 +55,7 @@ def describe_error(exc: BaseException, source: bytes | str = b"") -> str:
     if isinstance(exc, UnicodeError):
         return f"cannot decode the file: {one_line(exc)}"
     if isinstance(exc, RecursionError):
-        return "nested too deeply to analyze (recursion limit reached)"
+        return "nested too deeply to parse (recursion limit reached)"
     if isinstance(exc, MemoryError):
         return "too large to analyze (out of memory)"
     return f"internal error while analyzing: {type(exc).__name__}: {one_line(exc)}"
@@ -76,14 +76,18 @@ def analyze_source(
         return result
     try:
         module = cst.parse_module(source)
+    except Exception as exc:  # one bad file must never stop the run
+        result.error = FileError(path, describe_error(exc, source))
+        return result
+    try:
         context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         if rules:
             wrapper.visit_batched([rule(context) for rule in rules])
         # post-rule steps: cost projections and fixes for the history findings
         context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options), module, wrapper)
-    except Exception as exc:  # one bad file must never stop the run
-        result.error = FileError(path, describe_error(exc, source))
+    except Exception as exc:  # a bug of ours on this file: say so, and go on with the others
+        result.error = FileError(path, f"internal error in chatbound's analysis (please report it): {type(exc).__name__}: {one_line(exc)[:200]}")
         return result
     suppressions = read_suppressions(module.code)
     result.warnings = bare_warnings(path, suppressions)
