@@ -345,6 +345,10 @@ class ChatFacts:
         same = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == name.value), None)
         if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
             return self.storage_of(same, seen)
+        return self._loop_storage(name, value, scope)
+
+    def _loop_storage(self, name: cst.Name, value: cst.CSTNode, scope) -> Storage | None:
+        """A fresh list bound to a local that a chat loop grows: a history for the loop's life."""
         if isinstance(scope, FunctionScope) and self._is_fresh_list(value) and self._is_chat_loop(name, value):
             function = self.function_of(value)
             return Storage(f"{function.name.value if function else ''}:{name.value}", "loop", name.value)
@@ -366,7 +370,7 @@ class ChatFacts:
                 continue
             if any(any(l is loop for l in self.loops_of(call)) for call in self.nodes.input_calls for loop in loops):
                 return True
-            if "user" in self._grown_roles(site) and any(
+            if self._adds_user_turn(site) and any(
                 self._iterates_data(loop) and any(self.inside(sink.call, loop) for sink in self.sinks) for loop in loops
             ):
                 return True
@@ -378,9 +382,6 @@ class ChatFacts:
         if not isinstance(loop, cst.For):
             return False
         return not (isinstance(loop.iter, cst.Call) and callee_name(loop.iter) in ("range", "enumerate"))
-
-    def _grown_roles(self, site: cst.CSTNode) -> list[str]:
-        return [r for v in self.growth_values(site) for r in message_roles(v)]
 
     def _returned_storage(self, call: cst.Call, seen: frozenset) -> Storage | None:
         """`self._history(sid)` / `get_history(sid)`: a module helper returning lasting state."""
@@ -610,6 +611,8 @@ class ChatFacts:
         if scope is not None and any(isinstance(a.scope, GlobalScope) for a in scope[target.value]):
             return Storage(target.value, "module", target.value)
         read = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == target.value), None)
+        if read is None:
+            return self._loop_storage(target, value, scope)
         found = self.storage_of(read) if read is not None else None
         return found if found is not None and found.kind == "loop" else None
 
@@ -642,7 +645,7 @@ class ChatFacts:
         if isinstance(expr, cst.Name):
             return self._local_uses(expr, seen)
         if isinstance(expr, cst.Subscript):
-            if is_whole_slice(expr) or (isinstance(expr.value, cst.Name) and False):
+            if is_whole_slice(expr):
                 return self.whole_history_in(expr.value, seen)
             if isinstance(expr.value, (cst.Call, cst.Attribute)) and not slice_of(expr):
                 key = expr.slice[0].slice.value if len(expr.slice) == 1 else None
@@ -825,10 +828,23 @@ class ChatFacts:
         if function is None:
             return False
         for node in flow.history.definitions:
-            if self.function_of(node) is function and self.line(node) < self.line(flow.site):
-                if not any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function or a is function):
-                    return True
+            if self.function_of(node) is not function or self.line(node) >= self.line(flow.site):
+                continue
+            conditional = any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function)
+            outer = [loop for loop in self.loops_of(flow.site) if id(loop) not in {id(l) for l in self.loops_of(node)}]
+            if not conditional and not any(self._takes_user_turns(loop, flow.history) for loop in outer):
+                return True  # set afresh on every call; a loop after it is a tool loop, not a chat
         return False
+
+    def _takes_user_turns(self, loop: cst.CSTNode, history: History) -> bool:
+        """A loop that reads input or adds a user's message (not tool results) each pass."""
+        if any(self.inside(call, loop) for call in self.nodes.input_calls):
+            return True
+        return any(self.inside(site, loop) and self._adds_user_turn(site) for site in history.growth)
+
+    def _adds_user_turn(self, site: cst.CSTNode) -> bool:
+        values = self.growth_values(site)
+        return "user" in [r for v in values for r in message_roles(v)] and not any(map(self.carries_tools, values))
 
     # --- Gradio ------------------------------------------------------------------------------
 
