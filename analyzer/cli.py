@@ -241,3 +241,21 @@ def cost_command(paths, turns, turn_tokens, price_in, plot, config) -> None:
                 sys.exit(EXIT_ERROR)
             click.echo(f"\nWrote {plot}.")
     sys.exit(EXIT_ERROR if result.errors else EXIT_OK)
+
+
+@main.command("verify")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--turns", type=click.IntRange(min=4), default=60, show_default=True, help="Turns in each simulated session.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Read settings from this TOML file.")
+def verify_command(paths, turns, config) -> None:
+    """Simulate every bounded history in PATHS: does the bound hold, and keep turns whole?"""
+    from .verify import verify_paths
+
+    paths = list(paths) or [Path(".")]
+    outcome = verify_paths(paths, _settings(paths, config), turns)
+    for error in outcome.errors:
+        click.echo(f"error: {error}", err=True)
+    for line in outcome.lines:
+        click.echo(line)
+    click.echo(outcome.summary())
+    sys.exit(EXIT_ERROR if outcome.errors else EXIT_FINDINGS if outcome.failed else EXIT_OK)

@@ -1,0 +1,364 @@
+"""`chatbound verify`: does each bounded history the code shows really stay bounded and whole?
+
+Bounds are read with the shared chat facts (``chatbound.histories``): a count slice at a send
+or stored back (``h[-N:]``, ``del h[:-N]``), ``deque(maxlen=N)``, ``trim_messages(...)`` and
+``bounded_view(...)`` with readable arguments. Each is run over simulated sessions, OpenAI
+message dicts built from the engine's representative turn, with tool loops of 0 to 3 calls
+per turn and a system prompt (first in the list when the code stores it there, else sent in
+front of the view). At every model call of every turn the view is checked:
+
+- it must not start with a tool result whose call was cut away (an orphan: the providers
+  reject it with a 400), nor lose the system prompt the list holds;
+- its tokens must stop growing: the worst call of the second half of the session may not
+  exceed the worst of the first half (a window the session never fills is no bound).
+
+``bounded_view`` is the engine's own; ``trim_messages`` is emulated from LangChain's
+documented semantics (strategy, ``max_tokens``, ``token_counter=len``, ``start_on``,
+``include_system``), so LangChain is not needed at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from .chat import ChatRule
+from .compaction import Message, ToolCall, bounded_view, event_text, from_openai, to_openai
+from .findings import Finding, Severity
+from .histories import is_ring
+from .messages import callee_name, is_count_slice, slice_of, string
+from .projection import representative_turn, system_message
+from .tokens import get_encoder
+from .values import constant
+
+TURNS = 60
+# Sessions: the tool-call batches of each turn, cycling (a batch is one assistant message
+# making that many parallel calls). Several rhythms, odd and even, so a count window's cut
+# lands on every kind of message at some call.
+SESSIONS = (
+    ((1,),),
+    ((1,), (), (1, 1), (1, 1, 1)),
+    ((2,), (1,), (), (1, 3)),
+)
+PLAIN_SESSIONS = (((),),)  # a history that never holds tool traffic: user/assistant turns
+SYSTEM_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A bound as the code states it: kind ("slice", "deque", "trim_messages", "bounded_view")."""
+
+    kind: str
+    arguments: dict[str, Any]
+    system_in_history: bool = False
+    tool_traffic: bool = True
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+        return f"{self.kind}({args})"
+
+
+class BoundReader(ChatRule):
+    """Not a lint rule (it lives outside `rules/`): reports every readable bound of a history."""
+
+    ID = "VERIFY-BOUND"
+    NAME = "verify-bound"
+    SEVERITY = Severity.LOW
+    SUMMARY = "A bounded history."
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        found: list[tuple[cst.CSTNode, list]] = []
+        for site, sink in facts.sites():
+            for arg in sink.content:
+                found.extend((node, [facts.histories.get(key)]) for key, node in facts.bounded_views_in(arg))
+        for history in facts.histories.values():
+            found.extend((node, [history]) for node in [*history.windows, *history.trims])
+        for call in self.nodes.calls:  # trim_messages / bounded_view wherever they are called
+            if callee_name(call) in ("trim_messages", "bounded_view") and call.args:
+                uses = facts.whole_history_in(call.args[0].value)
+                found.append((call, [facts.histories.get(u.storage.key) for u in uses]))
+        merged: dict[int, tuple[cst.CSTNode, list]] = {}
+        for node, histories in found:
+            node = self.bound_node(node)
+            if node is not None:
+                merged.setdefault(id(node), (node, []))[1].extend(h for h in histories if h is not None)
+        anywhere = any(h.tool_traffic for h in facts.histories.values())
+        for node, histories in merged.values():
+            system = any(h.system_first for h in histories)
+            tools = any(h.tool_traffic for h in histories) if histories else anywhere
+            bound = self.read(node, system, tools)
+            if bound is not None:
+                self.report(node, bound.describe(), properties={"bound": bound})
+
+    def bound_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The expression that states the bound: the slice of `h = h[-N:]`, the target of `del`."""
+        if isinstance(node, cst.Del):
+            target = node.target
+            return target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else target
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+            return next((n for n in _walk(node.value) if isinstance(n, cst.Subscript) and is_count_slice(n)), None)
+        return node
+
+    def _int(self, node: cst.BaseExpression | None) -> int | None:
+        found = constant(self, node) if node is not None else None
+        return found.value if found is not None and isinstance(found.value, int) and found.value > 0 else None
+
+    def read(self, node: cst.CSTNode, system_first: bool, tools: bool) -> Bound | None:
+        """The bound ``node`` states, or None when its size or its semantics cannot be read."""
+        if isinstance(node, cst.Subscript):
+            part = slice_of(node)
+            if part is None:
+                return None
+            if is_count_slice(node):  # h[-N:]
+                count = self._minus(part.lower)
+            else:  # del h[:-N]
+                count = self._minus(part.upper) if part.lower is None and part.step is None else None
+            return Bound("slice", {"last_messages": count}, system_first, tools) if count else None
+        if not isinstance(node, cst.Call):
+            return None
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        name = callee_name(node)
+        if is_ring(node):
+            positional = [a.value for a in node.args if a.keyword is None]
+            count = self._int(keywords.get("maxlen", positional[1] if len(positional) > 1 else None))
+            return Bound("deque", {"maxlen": count}, system_first, tools) if count else None
+        if name == "bounded_view":
+            arguments = {k: self._int(keywords.get(k)) for k in ("last_turns", "last_events", "max_tokens")}
+            arguments = {k: v for k, v in arguments.items() if v is not None}
+            return Bound("bounded_view", arguments, system_first, tools) if arguments else None
+        if name == "trim_messages" and not any(
+            q.name.startswith("litellm") for q in self.get_metadata(QualifiedNameProvider, node.func, ())
+        ):  # LangChain's; litellm's trim_messages works differently
+            budget = self._int(keywords.get("max_tokens"))
+            if budget is None:
+                return None
+            counter = keywords.get("token_counter")
+            arguments = {
+                "max_tokens": budget,
+                "strategy": string(keywords.get("strategy")) or "last",
+                "token_counter": "len" if isinstance(counter, cst.Name) and counter.value == "len" else "tokens",
+                "start_on": string(keywords.get("start_on")),
+                "include_system": isinstance(keywords.get("include_system"), cst.Name)
+                and keywords["include_system"].value == "True",
+            }
+            return Bound("trim_messages", arguments, system_first, tools)
+        return None
+
+    def _minus(self, node: cst.BaseExpression | None) -> int | None:
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            return self._int(node.expression)
+        return None
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+# --- applying a bound to a list of message dicts ---------------------------------------------
+
+
+def _trim(messages: list, arguments: dict, count: Callable[[dict], int]) -> list:
+    """LangChain ``trim_messages`` semantics on OpenAI dicts (roles: system/user/assistant/tool)."""
+    size = (lambda m: 1) if arguments["token_counter"] == "len" else count
+    budget = arguments["max_tokens"]
+    head: list = []
+    rest = list(messages)
+    if arguments["include_system"] and rest and rest[0]["role"] == "system":
+        head, rest = rest[:1], rest[1:]
+        budget -= size(head[0])
+    if arguments["strategy"] == "first":
+        kept = []
+        for message in rest:
+            if size(message) > budget:
+                break
+            budget -= size(message)
+            kept.append(message)
+        return head + kept
+    kept = []
+    for message in reversed(rest):
+        if size(message) > budget:
+            break
+        budget -= size(message)
+        kept.insert(0, message)
+    start = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}.get(arguments["start_on"] or "")
+    if start:
+        while kept and kept[0]["role"] != start:
+            kept.pop(0)
+    return head + kept
+
+
+def view_of(bound: Bound, messages: list, count: Callable[[dict], int]) -> list:
+    """What the bound sends from ``messages``."""
+    if bound.kind in ("slice", "deque"):
+        n = bound.arguments.get("last_messages") or bound.arguments["maxlen"]
+        return messages[-n:]
+    if bound.kind == "bounded_view":
+        return bounded_view(messages, **bound.arguments)
+    return _trim(messages, bound.arguments, count)
+
+
+# --- simulated sessions ----------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    bound: Bound
+    worst_tokens: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def holds(self) -> bool:
+        return not self.problems
+
+
+def _turn(n: int, batches: Sequence[int], turn_tokens: int, count) -> list[list[Message]]:
+    """Turn ``n`` in call-sized steps: [user], then per batch one assistant message making
+    that many parallel tool calls and their results, then [reply] (which no call sends)."""
+    user, call, result, reply = representative_turn(n, turn_tokens, count)
+    steps = [[user]]
+    for b, size in enumerate(batches):
+        ids = [f"call_{n}_{b}_{k}" for k in range(size)]
+        calls = tuple(ToolCall(i, "lookup", call.tool_calls[0].arguments) for i in ids)
+        steps.append([Message("assistant", "", calls)] + [
+            Message("tool", result.content, tool_call_id=i, name="lookup") for i in ids
+        ])
+    steps.append([reply])
+    return steps
+
+
+def verify_bound(bound: Bound, turns: int = TURNS, turn_tokens: int = 400, encoding: str = "cl100k_base") -> Verdict:
+    """Run ``bound`` over every session rhythm; the problems of all, the worst call of any."""
+    verdict = Verdict(bound)
+    for rhythm in SESSIONS if bound.tool_traffic else PLAIN_SESSIONS:
+        one = simulate_bound(bound, rhythm, turns, turn_tokens, encoding)
+        verdict.worst_tokens = max(verdict.worst_tokens, one.worst_tokens)
+        kinds = {_kind(p) for p in verdict.problems}
+        verdict.problems.extend(p for p in one.problems if _kind(p) not in kinds)
+    return verdict
+
+
+def simulate_bound(
+    bound: Bound, rhythm: Sequence[Sequence[int]], turns: int = TURNS, turn_tokens: int = 400,
+    encoding: str = "cl100k_base",
+) -> Verdict:
+    """Run ``bound`` over one session of ``turns`` turns whose tool batches follow ``rhythm``."""
+    encoder = get_encoder(encoding)
+    memo: dict[int, int] = {}
+
+    def count(message: dict) -> int:
+        key = id(message)
+        if key not in memo:
+            memo[key] = sum(encoder(event_text(m)) for m in from_openai([message]))
+        return memo[key]
+
+    system = to_openai([system_message(SYSTEM_TOKENS, encoder)])[0]
+    history: list = [system] if bound.system_in_history else []
+    verdict = Verdict(bound)
+    worst: list[int] = []
+    for n in range(1, turns + 1):
+        steps = _turn(n, rhythm[(n - 1) % len(rhythm)], turn_tokens, encoder)
+        turn_worst = 0
+        for step in steps[:-1]:  # a model call after the user message and after each tool result
+            history.extend(to_openai(step))
+            view = view_of(bound, history, count)
+            sent = view if bound.system_in_history else [system, *view]
+            turn_worst = max(turn_worst, sum(count(m) for m in sent))
+            _check(verdict, n, view, bound)
+        history.extend(to_openai(steps[-1]))
+        worst.append(turn_worst)
+    verdict.worst_tokens = max(worst)
+    half = turns // 2
+    if max(worst[half:]) > max(worst[:half]):
+        verdict.problems.append(
+            f"still growing at turn {turns} ({max(worst[:half]):,} tokens by turn {half}, "
+            f"{max(worst[half:]):,} after): the window is never reached"
+        )
+    return verdict
+
+
+def _kind(problem: str) -> str:
+    return next(word for word in ("orphaned", "system prompt", "growing", "") if word in problem)
+
+
+def _check(verdict: Verdict, turn: int, view: list, bound: Bound) -> None:
+    if len(verdict.problems) >= 2:
+        return
+    called = {c["id"] for m in view for c in m.get("tool_calls") or ()}
+    orphan = next((m for m in view if m["role"] == "tool" and m["tool_call_id"] not in called), None)
+    if orphan is not None and not any("orphaned" in p for p in verdict.problems):
+        where = "starts with" if view and view[0] is orphan or (view[0]["role"] == "system" and view[1:2] == [orphan]) else "holds"
+        verdict.problems.append(f"turn {turn}: the window {where} an orphaned tool result (its call was cut away)")
+    if bound.system_in_history and not any(m["role"] == "system" for m in view) and not any(
+        "system prompt" in p for p in verdict.problems
+    ):
+        verdict.problems.append(f"turn {turn}: the window lost the system prompt")
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def bounds_in(source: bytes | str, path: str, options: dict) -> tuple[list[Finding], str | None]:
+    from .analysis import analyze_source
+
+    result = analyze_source(source, path, [BoundReader], options)
+    return result.findings, (result.error.message if result.error else None)
+
+
+def report_line(finding: Finding, verdict: Verdict) -> str:
+    status = "holds" if verdict.holds else "FAILS"
+    detail = "; ".join(verdict.problems)
+    return (
+        f"{finding.path}:{finding.span.line}:{finding.span.col}: {finding.snippet.splitlines()[0][:60]} "
+        f"[{verdict.bound.describe()}] {status}: worst {verdict.worst_tokens:,} tokens per call"
+        + (f"; {detail}" if detail else "")
+    )
+
+
+@dataclass
+class VerifyRun:
+    lines: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    checked: int = 0
+    failed: int = 0
+
+    def summary(self) -> str:
+        if not self.checked:
+            return "No bounded history found to verify."
+        return f"Verified {self.checked} bound{'s' if self.checked != 1 else ''}: {self.checked - self.failed} hold, {self.failed} fail."
+
+
+def verify_paths(paths, settings, turns: int = TURNS) -> VerifyRun:
+    """Every readable bound under ``paths``, simulated; one line per bound."""
+    from .discovery import discover
+    from .runner import display_path, rule_options
+
+    found = discover(list(paths), settings.root, settings.excludes, False)
+    out = VerifyRun(errors=[str(e) for e in found.errors])
+    options = rule_options(settings)
+    verdicts: dict[tuple, Verdict] = {}
+    for path in found.files:
+        shown = display_path(path)
+        try:
+            source = path.read_bytes()
+        except OSError as exc:
+            out.errors.append(f"{shown}: cannot read: {exc.strerror or exc}")
+            continue
+        findings, error = bounds_in(source, shown, options)
+        if error:
+            out.errors.append(f"{shown}: {error}")
+        for finding in findings:
+            bound: Bound = finding.properties["bound"]
+            key = repr(bound)
+            if key not in verdicts:
+                verdicts[key] = verify_bound(bound, turns, settings.turn_tokens, settings.encoding)
+            verdict = verdicts[key]
+            out.checked += 1
+            out.failed += not verdict.holds
+            out.lines.append(report_line(finding, verdict))
+    return out
