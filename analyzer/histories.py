@@ -148,7 +148,7 @@ class ChatFacts:
         self.gradio_params = self._gradio_params()
         self._storage_cache: dict[int, Storage | None] = {}
         self.histories: dict[str, History] = {}
-        self.sinks: list[Sink] = [s for s in (sink_of(c, self.qualified) for c in nodes.calls) if s]
+        self.sinks: list[Sink] = [s for s in map(self._sink, nodes.calls) if s]
         self._summaries: dict[int, tuple] = {}
         self._collect()
 
@@ -193,6 +193,44 @@ class ChatFacts:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.rule.context.module.code_for_node(node)
+
+    # --- clients -----------------------------------------------------------------------
+
+    def client_of(self, receiver: cst.BaseExpression) -> set[str]:
+        """Qualified names of the constructors `receiver` was built by: `client = OpenAI()`,
+        `self.llm = ChatAnthropic(...)` anywhere in the class ("which client")."""
+        values: list[cst.CSTNode] = []
+        if isinstance(receiver, cst.Name):
+            values.append(self.assignment_before(receiver))
+        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+            klass, attr = self.class_of(receiver), receiver.attr.value
+            for node in self.nodes.assigns:
+                if isinstance(node, cst.Assign) and self.class_of(node) is klass and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == attr
+                    and isinstance(t.target.value, cst.Name) and t.target.value.value == "self" for t in node.targets
+                ):
+                    values.append(node.value)
+        names: set[str] = set()
+        for value in values:
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if isinstance(value, cst.Call):
+                names |= self.qualified(value.func)
+        return names
+
+    def _sink(self, call: cst.Call) -> Sink | None:
+        """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
+        and the framework of a generic `x.chat(...)` named after x's constructor."""
+        sink = sink_of(call, self.qualified)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if sink is None and receiver is not None and callee_name(call) in ("create", "create_stream"):
+            if any(name.startswith("autogen") for name in self.client_of(receiver)):
+                return Sink(call, f"autogen.{callee_name(call)}", "autogen", tuple(a.value for a in call.args))
+        if sink is not None and sink.framework == "chat" and receiver is not None:
+            package = next((n.split(".")[0] for n in self.client_of(receiver)), "")
+            if package:
+                return Sink(call, f"{package}.chat", package, sink.content)
+        return sink
 
     # --- storage -----------------------------------------------------------------------
 
