@@ -12,12 +12,14 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 import textwrap
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
+from .messages import callee_name
 from .values import bound_expression
 
 MAX_DEPTH = 12
@@ -33,10 +35,9 @@ class Text:
     file: str = ""  # the data file it was read from, relative to the analyzed file
 
 
-def _name(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
+def name_words(name: str) -> list[str]:
+    """The lower-case words of an identifier: `SYSTEM_PROMPT`, `systemPrompt` -> system, prompt."""
+    return [w for w in re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().split("_") if w]
 
 
 def _positional(call: cst.Call, index: int = 0) -> cst.BaseExpression | None:
@@ -102,7 +103,7 @@ def text_of(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression, depth: int 
 
 
 def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int) -> Text | None:
-    name = _name(call.func)
+    name = callee_name(call)
     if name in ("dedent", "cleandoc"):
         argument = _positional(call)
         inner = text_of(rule, argument, depth) if argument is not None else None
@@ -155,7 +156,7 @@ def _file_text(rule: cst.BatchableCSTVisitor, call: cst.Call) -> Text | None:
 
 def _opened(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> cst.BaseExpression | None:
     """The path argument of the `open(...)` that `node` is, or that `with ... as node` bound."""
-    if isinstance(node, cst.Call) and _name(node.func) == "open":
+    if isinstance(node, cst.Call) and callee_name(node) == "open":
         return _positional(node)
     if isinstance(node, cst.Name):
         for parent in _ancestors(rule, node):
@@ -197,7 +198,7 @@ def path_of(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression, depth: int 
         return _parent(path_of(rule, node.value, depth))
     if not isinstance(node, cst.Call):
         return None
-    name = _name(node.func)
+    name = callee_name(node)
     args = [path_of(rule, a.value, depth) for a in node.args if a.keyword is None and not a.star]
     if name in ("Path", "PurePath", "PosixPath") and args:
         return args[0] if len(args) == 1 else _joined(*args)

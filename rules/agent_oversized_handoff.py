@@ -8,7 +8,7 @@ import libcst as cst
 
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
-from chatbound.histories import ChatFacts, Use, walk
+from chatbound.histories import Use, walk
 from chatbound.messages import CHAT_NAME, callee_name, is_whole_slice, slice_of, string
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of

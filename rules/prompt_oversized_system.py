@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 from libcst.metadata import ClassScope, GlobalScope, ScopeProvider
 
 from chatbound.findings import Severity
 from chatbound.rule import Invalid, Option, Rule, Valid
-from chatbound.texts import Text, text_of
+from chatbound.sinks import dotted
+from chatbound.messages import callee_name, string
+from chatbound.texts import Text, name_words, text_of
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
 
 PROMPT_WORDS = {"prompt", "sysprompt", "instruction", "instructions"}
@@ -26,25 +26,13 @@ PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangC
 SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
 
 
-def _words(name: str) -> set[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return {w for w in spaced.lower().split("_") if w}
-
-
 def is_system_prompt_name(name: str) -> bool:
     """SYSTEM_PROMPT, AGENT_INSTRUCTIONS, systemMessage, SYSTEM, PROMPT; not USER_PROMPT,
     SUMMARY_PROMPT or SYSTEM_REQUIREMENTS."""
-    words = _words(name)
+    words = set(name_words(name))
     if "system" in words:
         return words <= {"system"} or bool(words & (PROMPT_WORDS | SYSTEM_COMPANIONS))
     return bool(words & PROMPT_WORDS) and not words & NOT_SYSTEM_WORDS
-
-
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
 
 
 def _string_key(element: cst.BaseDictElement) -> str | None:
@@ -56,13 +44,6 @@ def _string_key(element: cst.BaseDictElement) -> str | None:
 
 def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
     return {key: e.value for e in node.elements if (key := _string_key(e)) is not None}
-
-
-def _literal(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
 
 
 class PromptOversizedSystem(Rule):
@@ -197,19 +178,19 @@ class PromptOversizedSystem(Rule):
 
     def visit_Dict(self, node: cst.Dict) -> None:
         entries = _entries(node)
-        if _literal(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
+        if string(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
             self._sent(entries["content"], node)
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
-        if len(node.elements) == 2 and _literal(node.elements[0].value) == "system":
+        if len(node.elements) == 2 and string(node.elements[0].value) == "system":
             self._sent(node.elements[1].value, node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = _callee(node)
+        name = callee_name(node)
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == "count_tokens":
             return
-        if name == "dict" and _literal(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+        if name == "dict" and string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
             self._sent(keywords["content"], node)
         for keyword in SYSTEM_KEYWORDS:
             if keyword in keywords:
@@ -224,8 +205,9 @@ class PromptOversizedSystem(Rule):
 
     @staticmethod
     def _is_system_template(call: cst.Call) -> bool:
+        """`SystemMessagePromptTemplate.from_template(...)`."""
         func = call.func
-        return isinstance(func, cst.Attribute) and _callee(cst.Call(func=func.value)) == "SystemMessagePromptTemplate"
+        return isinstance(func, cst.Attribute) and dotted(func.value)[-1] == "SystemMessagePromptTemplate"
 
     def _sent(self, content: cst.BaseExpression, use: cst.CSTNode) -> None:
         """A system content: a text, or a list of content blocks (Anthropic/OpenAI parts)."""

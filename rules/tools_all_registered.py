@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from chatbound.findings import Severity
+from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
+from chatbound.texts import name_words
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.values import bound_expression
 
@@ -31,21 +32,10 @@ AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
 
 
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
-
-
-def _words(name: str) -> list[str]:
-    return [w for w in re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().split("_") if w]
-
-
 def is_catch_all_name(name: str) -> bool:
     """ALL_TOOLS, all_tools, get_all_tools, ALL_REGISTERED_TOOLS, everyTool: a name that says
     it holds every tool ("all" or "every" followed within two words by "tool(s)")."""
-    words = _words(name)
+    words = name_words(name)
     return any(
         word in ("all", "every") and {"tool", "tools"} & set(words[i + 1 : i + 3])
         for i, word in enumerate(words)
@@ -202,7 +192,7 @@ class ToolsAllRegistered(Rule):
                 self.attachments.append(Attachment(node, argument, tools))
 
     def _tools_argument(self, call: cst.Call) -> cst.Arg | None:
-        name = _callee(call)
+        name = callee_name(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         takes_tools = (
             name in TOOL_TAKERS
@@ -264,7 +254,7 @@ class ToolsAllRegistered(Rule):
                 return Tools(None, catch_all=catch_all) if catch_all else None
             return Tools(inner.elements, partial=inner.partial)
         if isinstance(node, cst.Call):
-            name = _callee(node)
+            name = callee_name(node)
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             if name in ("list", "tuple", "set", "sorted") and len(positional) == 1:
                 return self._tools(positional[0], depth)
@@ -290,7 +280,7 @@ class ToolsAllRegistered(Rule):
             if len(functions) < self.limit:
                 continue
             bound = bound_expression(self, self.agent_names[agent])
-            if isinstance(bound, cst.Call) and _callee(bound).endswith("Agent"):
+            if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
                 self._report(bound, Tools(list(f.name for f in functions)), len(functions), bound)
 
     def _report(self, node: cst.CSTNode, tools: Tools, count: int | None, call: cst.Call) -> None:
@@ -317,7 +307,7 @@ class ToolsAllRegistered(Rule):
 
     def _call_name(self, call: cst.Call) -> str:
         name = self.context.module.code_for_node(call.func)
-        return name if len(name) <= 60 and "\n" not in name else _callee(call)
+        return name if len(name) <= 60 and "\n" not in name else callee_name(call)
 
     # --- schema tokens, where the schemas can be read --------------------------------
 

@@ -106,3 +106,10 @@ def test_the_prompt_is_reported_once_where_it_is_defined():
 )
 def test_which_names_say_system_prompt(name, expected):
     assert is_system_prompt_name(name) is expected
+
+
+def test_langchain_system_message_prompt_template_is_a_system_prompt():
+    code = f"from langchain_core.prompts import SystemMessagePromptTemplate\nsys = SystemMessagePromptTemplate.from_template({POLICY!r})\n"
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (2, 49)
+    assert findings(code.replace("SystemMessagePromptTemplate.from", "HumanMessagePromptTemplate.from")) == []

@@ -31,7 +31,7 @@ def test_message_counts_the_tools_and_their_schema_tokens():
     [finding] = findings(code)
     tokens = sum(len(CL100K.encode(json.dumps(s))) for s in SCHEMAS)
     assert (finding.span.line, finding.span.col) == (7, 64)
-    assert f"6 tools are attached" in finding.message and f"about {tokens} schema tokens" in finding.message
+    assert "6 tools are attached" in finding.message and f"about {tokens} schema tokens" in finding.message
     assert finding.properties == {"tools": 6}
 
 
