@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -11,7 +12,7 @@ import libcst as cst
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
-from chatbound.texts import name_words
+from chatbound.texts import name_words, read_data_file
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.values import bound_expression
 
@@ -167,10 +168,25 @@ class ToolsAllRegistered(Rule):
         self.limit = self.option("max-tools")
         self.attachments: list[Attachment] = []
         self.functions: dict[str, cst.FunctionDef] = {}
+        self.imported: dict[str, tuple[str, str]] = {}  # local name -> (sibling file, its name there)
+        self.sibling_functions: dict[str, dict[str, cst.FunctionDef]] = {}
         self.agent_tools: dict[str, list[cst.FunctionDef]] = {}
         self.agent_names: dict[str, cst.Name] = {}
 
     # --- where tools are attached ----------------------------------------------------
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """`from .tools import lookup` / `from tools import lookup`: a file next to this one."""
+        if node.module is None or isinstance(node.names, cst.ImportStar) or len(node.relative) > 1:
+            return
+        if not node.relative and not isinstance(node.module, cst.Name):
+            return  # an absolute dotted module: where it lives is not known here
+        path = self.context.module.code_for_node(node.module).replace(".", "/") + ".py"
+        for alias in node.names:
+            if isinstance(alias.name, cst.Name):
+                local = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(local, cst.Name):
+                    self.imported[local.value] = (path, alias.name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.setdefault(node.name.value, node)
@@ -321,16 +337,40 @@ class ToolsAllRegistered(Rule):
         readable = "" if len(schemas) == len(elements) else f" for the {len(schemas)} readable here"
         return f" (about {total} schema tokens{readable}, {encoding})"
 
+    def _function(self, name: str) -> cst.FunctionDef | None:
+        """A function of this file, or of a sibling file it is imported from (read, not run)."""
+        if name in self.functions:
+            return self.functions[name]
+        if name not in self.imported or not self.context.directory:
+            return None
+        path, original = self.imported[name]
+        if path not in self.sibling_functions:
+            self.sibling_functions[path] = {}
+            text = read_data_file(self.context.directory, path)
+            if text is not None:
+                self.context.data_files.append(os.path.normpath(os.path.join(self.context.directory, path)))
+                try:
+                    module = cst.parse_module(text)
+                except Exception:  # a sibling that does not parse only loses its schema tokens
+                    module = None
+                if module is not None:
+                    self.sibling_functions[path] = {
+                        s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)
+                    }
+        return self.sibling_functions[path].get(original)
+
     def _schema(self, node: cst.BaseExpression | cst.Name) -> dict | None:
-        if isinstance(node, cst.Name) and node.value in self.functions:
-            return function_schema(self.functions[node.value])
         if isinstance(node, cst.Name):
+            function = self._function(node.value)
+            if function is not None:
+                return function_schema(function)
             bound = bound_expression(self, node)
             return self._schema(bound) if bound is not None else None
         if isinstance(node, cst.Call):
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            if positional and isinstance(positional[0], cst.Name) and positional[0].value in self.functions:
-                return function_schema(self.functions[positional[0].value])  # _schema(fn), Tool.from_function(fn)
+            if positional and isinstance(positional[0], cst.Name):
+                function = self._function(positional[0].value)  # _schema(fn), Tool.from_function(fn)
+                return function_schema(function) if function is not None else None
             return None
         if isinstance(node, cst.Dict):
             try:

@@ -80,3 +80,21 @@ def test_fixture_schema_tokens_match_tiktoken_on_the_literal_schemas():
     assert len(schemas) == 7
     [finding] = findings(source)
     assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in schemas)} schema tokens" in finding.message
+
+
+def test_schemas_of_functions_imported_from_a_sibling_file_are_read_not_run(tmp_path):
+    (tmp_path / "tools.py").write_text(
+        "raise SystemExit('never executed')\n"
+        + "".join(f"def t{i}(order_id: str, limit: int = 5) -> str:\n    '''Look order {i} up.'''\n" for i in range(5))
+    )
+    code = "from .tools import t0, t1, t2, t3, t4\nllm = model.bind_tools([t0, t1, t2, t3, t4])\n"
+    result = analyze_source(code, "app.py", [ToolsAllRegistered], {}, directory=str(tmp_path))
+    [finding] = result.findings
+    expected = [
+        {"type": "function", "function": {"name": f"t{i}", "description": f"Look order {i} up.", "parameters": {
+            "type": "object", "properties": {"order_id": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["order_id"]}}}
+        for i in range(5)
+    ]
+    assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in expected)} schema tokens" in finding.message
+    assert result.data_files == [str(tmp_path / "tools.py")]
