@@ -85,7 +85,7 @@ def analyze_source(
         if rules:
             wrapper.visit_batched([rule(context) for rule in rules])
         # post-rule steps: cost projections and fixes for the history findings
-        context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options), module, wrapper)
+        context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options, directory, context.data_files), module, wrapper)
     except Exception as exc:  # a bug of ours on this file: say so, and go on with the others
         result.error = FileError(path, f"internal error in chatbound's analysis (please report it): {type(exc).__name__}: {one_line(exc)[:200]}")
         return result

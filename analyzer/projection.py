@@ -14,8 +14,10 @@ history rules after the rules ran, as structured ``properties["projection"]`` an
 
 from __future__ import annotations
 
+import ast
 import functools
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import libcst as cst
@@ -222,6 +224,49 @@ def _module_strings(module: cst.Module) -> dict[str, str]:
     return {name: values[0] for name, values in bound.items() if len(values) == 1 and isinstance(values[0], str)}
 
 
+def _imported_strings(module: cst.Module, directory: str, data_files: list[str]) -> dict[str, str]:
+    """Strings the module imports from a sibling module (`from .prompts import SYSTEM_PROMPT`,
+    `from prompts import X`): names bound once to a string literal there. Each file read is
+    recorded in ``data_files`` so a cached result is checked against it."""
+    if not directory:
+        return {}
+    found: dict[str, str] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar) or small.module is None:
+                continue
+            base = Path(directory)
+            for _ in range(max(0, len(small.relative) - 1)):
+                base = base.parent
+            target = base.joinpath(*cst.Module([]).code_for_node(small.module).split(".")).with_suffix(".py")
+            wanted = {a.name.value: (a.asname.name.value if a.asname else a.name.value)
+                      for a in small.names if isinstance(a.name, cst.Name)}
+            strings = _file_strings(target)
+            if strings is None:
+                continue
+            data_files.append(str(target))
+            found.update({local: strings[name] for name, local in wanted.items() if name in strings})
+    return found
+
+
+def _file_strings(path: Path) -> dict[str, str] | None:
+    """Module-level names bound once to a string constant in ``path`` (None if unreadable)."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    bound: dict[str, list] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name):
+            value = node.value
+            bound.setdefault(target.id, []).append(value.value if isinstance(value, ast.Constant) else None)
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and isinstance(values[0], str)}
+
+
 def _text(node: cst.BaseExpression, strings: dict[str, str]) -> str | None:
     value = literal(node)
     if isinstance(value, str):
@@ -249,11 +294,16 @@ def _system_in(node: cst.CSTNode, strings: dict[str, str]) -> str | None:
     return None
 
 
-def system_prompt(module: cst.Module, send: cst.Call | None) -> str | None:
-    """The system prompt the send shows (its `system=` or a system message in `messages=`)."""
+def system_prompt(
+    module: cst.Module, send: cst.Call | None, directory: str = "", data_files: list[str] | None = None
+) -> str | None:
+    """The system prompt the send shows (its `system=` or a system message in `messages=`),
+    a literal or a string constant of this module or of a sibling module it imports."""
     if send is None:
         return None
     strings = _module_strings(module)
+    if _names_in(send) - set(strings):
+        strings = {**_imported_strings(module, directory, [] if data_files is None else data_files), **strings}
     for arg in send.args:
         keyword = arg.keyword.value if arg.keyword else None
         if keyword in ("system", "instructions", "system_prompt"):
@@ -266,13 +316,28 @@ def system_prompt(module: cst.Module, send: cst.Call | None) -> str | None:
     return None
 
 
+def _names_in(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
 def attach_projections(
     findings: Sequence[Finding],
     module: cst.Module,
     wrapper: MetadataWrapper,
     options: dict[str, Any],
+    directory: str = "",
+    data_files: list[str] | None = None,
 ) -> list[Finding]:
-    """The findings, each history finding carrying its projection (computed once per shape)."""
+    """The findings, each history finding carrying its projection (computed once per shape).
+
+    ``directory`` (the file's folder) lets a system prompt imported from a sibling module be
+    counted; the files read go to ``data_files``."""
     if not any(f.rule_id in PROJECTED_RULES for f in findings):
         return list(findings)
     spans = node_spans(wrapper)
@@ -283,7 +348,7 @@ def attach_projections(
         if finding.rule_id not in PROJECTED_RULES:
             out.append(finding)
             continue
-        prompt = system_prompt(module, enclosing_call(spans, finding.span))
+        prompt = system_prompt(module, enclosing_call(spans, finding.span), directory, data_files)
         projection = project(
             turn_tokens=int(options.get("turn-tokens", DEFAULT_TURN_TOKENS)),
             system_tokens=count(event_text(Message("system", prompt))) if prompt else 0,

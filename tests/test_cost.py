@@ -12,6 +12,7 @@ from chatbound.cli import main
 from chatbound.cost import Costed, chart
 from chatbound.findings import Finding, Severity, Span
 from chatbound.projection import project
+from chatbound.tokens import count_tokens
 
 from conftest import FIXTURES
 
@@ -30,30 +31,44 @@ def row(output: str, location: str) -> list[str]:
     return line.split()
 
 
+def system_tokens() -> int:
+    """The support assistant's system prompt (imported from prompts.py) as the engine counts it."""
+    namespace: dict = {}
+    exec((FIXTURES / "support_assistant" / "prompts.py").read_text(), namespace)
+    return count_tokens("System: " + namespace["SYSTEM_PROMPT"])
+
+
 def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
     shutil.copytree(FIXTURES / "support_assistant", tmp_path / "app")
     result = cost(".", "--price-in", "2", "--plot", tmp_path / "growth.svg", cwd=tmp_path / "app")
     assert result.exit_code == 0
-    # 50 turns of 400: 20,000 at turn 50 and 400 * 1275 = 510,000 in all; bounded 4,000 + a
-    # 400-token summary = 4,400 and 198,000; at $2/Mtok 510,000 -> $1.02 and 198,000 -> $0.40
+    s = system_tokens()
+    assert s == 323
+    # 50 turns of 400 after a 323-token system prompt: 323 + 20,000 at turn 50, and
+    # 50 * 323 + 400 * 1275 = 16,150 + 510,000 = 526,150 in all; bounded: 323 + 4,000 + a
+    # 400-token summary = 4,723 at turn 50 and 16,150 + 198,000 = 214,150 in all;
+    # 526,150 / 214,150 = 2.457; at $2/Mtok: $1.0523 and $0.4283
     assert row(result.output, "support_service.py:23:70") == [
         "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
-        "20,000", "4,400", "510,000", "198,000", "2.58x", "$1.02", "$0.40",
+        "20,323", "4,723", "526,150", "214,150", "2.46x", "$1.05", "$0.43",
     ]
+    # the handoff's send shows no system prompt: 20,000 and 510,000
+    assert row(result.output, "escalation.py:37:16")[2:5] == ["20,000", "4,400", "510,000"]
     assert "# as written  o last 10 turns + summary  . last 10 turns" in result.output
     svg = ET.parse(tmp_path / "growth.svg").getroot()
     lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
     assert [len(l.get("points").split()) for l in lines] == [50, 50, 50]
     top_of_written = lines[0].get("points").split()[-1]
     assert top_of_written.endswith(",40.0")  # the last as-written point is the top of the plot
+    assert svg.find("{http://www.w3.org/2000/svg}text").text == "Tokens sent per turn: support_service.py:23:70"
 
 
 def test_turns_and_turn_tokens_options(tmp_path):
     shutil.copytree(FIXTURES / "support_assistant", tmp_path / "app")
     result = cost(".", "--turns", "12", "--turn-tokens", "100", cwd=tmp_path / "app")
-    # as written 100 n: 1,200 at turn 12, 100 * 78 = 7,800; bounded: 5,500 for turns 1-10,
-    # then 1,000 + 100 summary twice = 7,700; 7,800 / 7,700 = 1.01
-    assert row(result.output, "support_service.py:23:70")[2:] == ["1,200", "1,100", "7,800", "7,700", "1.01x"]
+    # as written 323 + 100 n: 1,523 at turn 12, 12 * 323 + 100 * 78 = 11,676; bounded: 5,500 for
+    # turns 1-10, then 1,000 + 100 summary twice, + 12 * 323 = 11,576; 11,676 / 11,576 = 1.009
+    assert row(result.output, "support_service.py:23:70")[2:] == ["1,523", "1,423", "11,676", "11,576", "1.01x"]
     assert "12 turns of 100 tokens" in result.output
 
 

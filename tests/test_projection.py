@@ -122,3 +122,14 @@ def test_other_rules_get_no_projection():
 
     result = analyze_source("send(messages=[*history])\n", "app.py", [Other], {})
     assert "projection" not in result.findings[0].properties
+
+
+def test_a_system_prompt_imported_from_a_sibling_module_is_counted_and_recorded(tmp_path):
+    (tmp_path / "prompts.py").write_text('SYSTEM = "You are the billing desk of Acme."\n')
+    code = 'from .prompts import SYSTEM as PROMPT\nsend(messages=[{"role": "system", "content": PROMPT}, *history])\n'
+    result = analyze_source(code, "app.py", [SendsHistory], {"turn-tokens": 400}, directory=str(tmp_path))
+    p = result.findings[0].properties["projection"]
+    assert p["system_tokens"] == count_tokens("System: You are the billing desk of Acme.")
+    assert result.data_files == [str(tmp_path / "prompts.py")]
+    unreadable = analyze_source(code, "app.py", [SendsHistory], {"turn-tokens": 400}, directory=str(tmp_path / "nope"))
+    assert unreadable.findings[0].properties["projection"]["system_tokens"] == 0
