@@ -19,9 +19,10 @@ from typing import Any, Iterable, Sequence
 import libcst as cst
 
 from .analysis import FileResult, analyze_source, describe_error
-from .findings import Edit, Finding
+from .findings import Edit, FileError, Finding
 from .fixes import source_lines
 from .rule import Rule
+from .runner import read_source
 
 @dataclass
 class FileFix:
@@ -189,10 +190,9 @@ def fix_findings(
     report = FixReport()
     for shown, file_findings in by_path.items():
         path = Path(shown)
-        try:
-            source = path.read_bytes()
-        except OSError as exc:
-            report.errors.append(f"{shown}: cannot read: {exc.strerror or exc}")
+        source = read_source(path, shown)
+        if isinstance(source, FileError):
+            report.errors.append(str(source))
             continue
         fixed = fix_source(source, shown, file_findings, rules, options, unsafe, str(path.resolve().parent))
         if fixed.error:

@@ -336,22 +336,17 @@ class VerifyRun:
 def verify_paths(paths, settings, turns: int = TURNS) -> VerifyRun:
     """Every readable bound under ``paths``, simulated; one line per bound."""
     from .discovery import discover
-    from .runner import display_path, rule_options
+    from .runner import check_file, rule_options
 
     found = discover(list(paths), settings.root, settings.excludes, False)
     out = VerifyRun(errors=[str(e) for e in found.errors])
     options = rule_options(settings)
-    verdicts: dict[tuple, Verdict] = {}
+    verdicts: dict[str, Verdict] = {}
     for path in found.files:
-        shown = display_path(path)
-        try:
-            source = path.read_bytes()
-        except OSError as exc:
-            out.errors.append(f"{shown}: cannot read: {exc.strerror or exc}")
-            continue
-        findings, error = bounds_in(source, shown, options)
-        if error:
-            out.errors.append(f"{shown}: {error}")
+        result = check_file(path, [BoundReader], options)
+        if result.error:
+            out.errors.append(str(result.error))
+        findings = result.findings
         for finding in findings:
             bound: Bound = finding.properties["bound"]
             key = repr(bound)

@@ -24,3 +24,19 @@ def write(tmp_path):
         return tmp_path
 
     return _write
+
+
+def invoke(*args, cwd):
+    """Run `chatbound ARGS` in-process from the folder `cwd` (the CLI reads paths from there)."""
+    import os
+
+    from click.testing import CliRunner
+
+    from chatbound.cli import main
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    finally:
+        os.chdir(old)

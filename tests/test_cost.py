@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import xml.etree.ElementTree as ET
 
-from click.testing import CliRunner
-
-from chatbound.cli import main
 from chatbound.cost import Costed, chart
 from chatbound.findings import Finding, Severity, Span
 from chatbound.projection import project
 from chatbound.tokens import count_tokens
 
-from conftest import FIXTURES
+from conftest import FIXTURES, invoke
 
 
 def cost(*args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, ["cost", *map(str, args)], catch_exceptions=False)
-    finally:
-        os.chdir(old)
+    return invoke("cost", *args, cwd=cwd)
 
 
 def row(output: str, location: str) -> list[str]:

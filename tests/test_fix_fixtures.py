@@ -13,26 +13,15 @@ import shutil
 
 import libcst as cst
 import pytest
-from click.testing import CliRunner
 
 from chatbound.apply import fix_run
-from chatbound.cli import main
 from chatbound.config import Settings
 from chatbound.runner import run
 
-from conftest import FIXTURES
+from conftest import FIXTURES, invoke
 
 RULE = "MEMORY-UNBOUNDED-HISTORY"
 IMPORT = "from chatbound.compaction import bounded_view"
-
-
-def cli(*args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 FOLDERS = sorted(p.parent for p in FIXTURES.rglob("expected.txt") if "MEMORY-" in p.read_text())
@@ -56,7 +45,7 @@ def fixed_copy(tmp_path_factory):
     finally:
         os.chdir(old)
     findings = [f for f in result.active if f.rule_id == RULE]
-    fixed = cli("check", "--fix", "--select", RULE, ".", cwd=after)
+    fixed = invoke("check", "--fix", "--select", RULE, ".", cwd=after)
     return findings, before, after, fixed, diff.diff()
 
 

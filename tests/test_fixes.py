@@ -12,14 +12,14 @@ import stat
 
 import libcst as cst
 import pytest
-from click.testing import CliRunner
 
 import chatbound.registry as registry
 from chatbound.analysis import analyze_source
 from chatbound.apply import apply_edits, fix_source, write_atomic
-from chatbound.cli import main
 from chatbound.findings import Edit, Finding, Fix, Severity, Span
 from chatbound.rule import Rule
+
+from conftest import invoke
 
 
 class SendsWholeList(Rule):
@@ -224,19 +224,10 @@ def with_stand_in_rule(monkeypatch):
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
 
 
-def cli(*args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
-    finally:
-        os.chdir(old)
-
-
 def test_check_fix_writes_the_fix_keeps_permissions_and_reports_it(write, with_stand_in_rule):
     root = write({"bot.py": SERVICE})
     os.chmod(root / "bot.py", 0o640)
-    result = cli("check", "--fix", "--select", "MEMORY", "bot.py", cwd=root)
+    result = invoke("check", "--fix", "--select", "MEMORY", "bot.py", cwd=root)
     assert (root / "bot.py").read_text() == FIXED_SERVICE
     assert stat.S_IMODE((root / "bot.py").stat().st_mode) == 0o640
     assert result.output.splitlines()[-1] == "No findings in 1 file. Fixed 1 finding."
@@ -246,7 +237,7 @@ def test_check_fix_writes_the_fix_keeps_permissions_and_reports_it(write, with_s
 
 def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_in_rule):
     root = write({"bot.py": SERVICE})
-    result = cli("check", "--diff", "--select", "MEMORY", "bot.py", cwd=root)
+    result = invoke("check", "--diff", "--select", "MEMORY", "bot.py", cwd=root)
     assert (root / "bot.py").read_text() == SERVICE
     assert result.exit_code == 1
     lines = result.output.splitlines()
@@ -261,18 +252,18 @@ def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_th
         "self.conversation.append(reply.choices[0].message)",
     )
     root = write({"bot.py": SERVICE, "unsafe.py": unsafe})
-    result = cli("check", "--select", "MEMORY", ".", cwd=root)
+    result = invoke("check", "--select", "MEMORY", ".", cwd=root)
     assert result.exit_code == 1
     assert result.output.splitlines()[-1].endswith(
         "in 2 files. 1 fixable with `--fix`. 1 more with `--unsafe-fixes`."
     )
-    fixed = cli("check", "--fix", "--select", "MEMORY", ".", cwd=root)
+    fixed = invoke("check", "--fix", "--select", "MEMORY", ".", cwd=root)
     assert fixed.exit_code == 1  # the unsafe one is left
     assert (root / "unsafe.py").read_text() == unsafe
     assert fixed.output.splitlines()[-1].endswith(
         "Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`."
     )
-    both = cli("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
+    both = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
     assert both.exit_code == 0 and "*bounded_view(self.conversation" in (root / "unsafe.py").read_text()
 
 

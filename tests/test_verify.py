@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 
-from click.testing import CliRunner
 
-from chatbound.cli import main
+import pytest
+
 from chatbound.verify import Bound, bounds_in, verify_bound
+
+from conftest import invoke
 
 TOOLS_AGENT = '''class Agent:
     def ask(self, text):
@@ -112,12 +113,7 @@ def test_unreadable_sizes_and_litellm_trim_messages_are_not_guessed():
 
 
 def verify(*args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, ["verify", *map(str, args)], catch_exceptions=False)
-    finally:
-        os.chdir(old)
+    return invoke("verify", *args, cwd=cwd)
 
 
 def test_verify_command_exits_1_when_a_bound_fails_and_0_when_all_hold(write):
@@ -130,3 +126,27 @@ def test_verify_command_exits_1_when_a_bound_fails_and_0_when_all_hold(write):
     assert lines[-1] == "Verified 2 bounds: 1 hold, 1 fail."
     passing = verify("bot.py", "--turns", "20", cwd=root)
     assert passing.exit_code == 0 and passing.output.splitlines()[-1] == "Verified 1 bound: 1 hold, 0 fail."
+
+
+def test_the_trim_messages_emulation_matches_langchain_by_message_count():
+    langchain = pytest.importorskip("langchain_core.messages")
+    from chatbound.compaction import to_openai
+    from chatbound.projection import system_message
+    from chatbound.tokens import get_encoder
+    from chatbound.verify import _trim, _turn
+
+    count = get_encoder()
+    history = to_openai([system_message(20, count)])
+    for n, batches in enumerate([(1,), (), (2,), (1, 1), ()], 1):
+        history += to_openai([m for step in _turn(n, batches, 100, count) for m in step])
+    for budget in range(2, len(history) + 1):
+        for start_on, include_system in ((None, False), ("human", False), ("human", True), (None, True)):
+            arguments = {"max_tokens": budget, "strategy": "last", "token_counter": "len",
+                         "start_on": start_on, "include_system": include_system}
+            ours = [(m["role"], m.get("tool_call_id")) for m in _trim(history, arguments, len)]
+            theirs = langchain.trim_messages(
+                history, max_tokens=budget, token_counter=len, strategy="last",
+                start_on=start_on, include_system=include_system,
+            )
+            roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+            assert ours == [(roles[m.type], getattr(m, "tool_call_id", None)) for m in theirs], (budget, start_on, include_system)
