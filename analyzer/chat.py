@@ -30,6 +30,16 @@ from .messages import callee_name
 from .rule import Rule
 
 TRIM_METHODS = ("pop", "popleft", "clear", "reduce")
+# every callee name a sink, a chat object or a count window can have (see chatbound.sinks)
+CHAT_CALLS = frozenset(
+    """create parse stream complete complete_async stream_async acomplete stream_complete completion
+    acompletion text_completion chat achat stream_chat astream_chat invoke ainvoke astream batch abatch
+    predict_messages generate_content generate_content_async generate_content_stream start_chat
+    send_message converse converse_stream generate chat_completion text_generation run run_sync
+    run_streamed run_stream iter get_chat_message_content get_chat_message_contents
+    get_streaming_chat_message_content get_streaming_chat_message_contents create_stream
+    ConversationChain RunnableWithMessageHistory trim_messages deque""".split()
+)
 
 
 @dataclass
@@ -59,6 +69,14 @@ class ChatRule(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.nodes = ChatNodes()
+
+    def may_chat(self) -> bool:
+        """False when no call in the module can send to a model or build a chat memory, so the
+        facts (and the scope and qualified-name metadata they need) are not computed at all."""
+        return bool(self.nodes.dels) or any(
+            callee_name(call) in CHAT_CALLS or callee_name(call).endswith(("Memory", "Session", "History"))
+            for call in self.nodes.calls
+        )
 
     def chat_facts(self) -> ChatFacts:
         """The module's facts, built once per file whichever chat rule asks first."""

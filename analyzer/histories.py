@@ -63,6 +63,9 @@ SESSION_OBJECTS = {
     "quart.session": "session",
     "chainlit.user_session": "cl.user_session",
 }
+# methods that are model calls only on a client of this package (`llm.complete(prompt)`)
+CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
+                  "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
 SESSION_ATTRIBUTES = ("session", "user_data", "chat_data", "user_session", "session_state")
 BOUNDED_CONTAINERS = re.compile(
     r"Reducer$|^ChatMemoryBuffer$|^ChatSummaryMemoryBuffer$|^Memory$|Window|SummaryBuffer|TokenBuffer|"
@@ -223,9 +226,11 @@ class ChatFacts:
         and the framework of a generic `x.chat(...)` named after x's constructor."""
         sink = sink_of(call, self.qualified)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if sink is None and receiver is not None and callee_name(call) in ("create", "create_stream"):
-            if any(name.startswith("autogen") for name in self.client_of(receiver)):
-                return Sink(call, f"autogen.{callee_name(call)}", "autogen", tuple(a.value for a in call.args))
+        name = callee_name(call)
+        if sink is None and receiver is not None and name in CLIENT_METHODS:
+            package = CLIENT_METHODS[name]
+            if any(client.startswith(package) for client in self.client_of(receiver)):
+                return Sink(call, f"{package}.{name}", package, tuple(a.value for a in call.args))
         if sink is not None and sink.framework == "chat" and receiver is not None:
             package = next((n.split(".")[0] for n in self.client_of(receiver)), "")
             if package:
@@ -888,13 +893,14 @@ class ChatFacts:
 
     def _gradio_params(self) -> dict[tuple[int, str], tuple[str, cst.FunctionDef, str]]:
         """Parameters of Gradio chat callbacks that the framework grows every turn."""
-        found = {}
+        found: dict = {}
+        if not any(n.startswith("gradio") for n in self.nodes.imports):
+            return found
         for call in self.nodes.calls:
-            names = self.qualified(call.func)
-            is_interface = any(n.startswith("gradio.") and n.endswith("ChatInterface") for n in names)
-            is_event = callee_name(call) in ("submit", "click", "change", "then", "input") and any(
-                n.startswith("gradio") for n in self.nodes.imports
+            is_interface = callee_name(call) == "ChatInterface" and any(
+                n.startswith("gradio.") for n in self.qualified(call.func)
             )
+            is_event = callee_name(call) in ("submit", "click", "change", "then", "input")
             if not (is_interface or is_event):
                 continue
             fn = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "fn"), None)

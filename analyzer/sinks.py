@@ -62,7 +62,6 @@ METHODS = {
     "converse": "bedrock", "converse_stream": "bedrock",
     "acompletion": "litellm",
     "chat_completion": "huggingface", "text_generation": "huggingface",
-    "complete": "llama_index", "acomplete": "llama_index", "stream_complete": "llama_index",
     "get_chat_message_content": "semantic_kernel", "get_chat_message_contents": "semantic_kernel",
     "get_streaming_chat_message_content": "semantic_kernel",
     "get_streaming_chat_message_contents": "semantic_kernel",
@@ -72,6 +71,8 @@ PACKAGES = ("openai", "anthropic", "litellm", "ollama", "cohere", "mistralai", "
             "langchain", "google", "boto3", "semantic_kernel", "agents", "pydantic_ai", "groq")
 AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
 MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
+# every callee name a sink below the SHAPES can have
+CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", *AGENT_RUNS, *METHODS})
 
 
 def dotted(expr: cst.BaseExpression) -> list[str]:
@@ -124,6 +125,8 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
             if api == "google.genai.chats.create" and keyword(call, "history") is None:
                 return None
             return Sink(call, api, framework, _content(call))
+    if last not in CALLEE_NAMES:  # no sink below: spare the qualified-name pass over the tree
+        return None
     names = qualified(call.func)
     package = _package(names)
     if last == "generate" and package == "ollama":

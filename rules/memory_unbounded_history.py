@@ -642,6 +642,8 @@ class Mentor:
     ]
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.may_chat():
+            return
         facts = self.chat_facts()
         reported: set[int] = set()
         for flow in facts.flows():

@@ -203,6 +203,8 @@ class Coach:
     ]
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.may_chat():
+            return
         facts = self.chat_facts()
         seen: set[int] = set()
         for site, sink in facts.sites():
