@@ -270,18 +270,21 @@ class ChatFacts:
             session = self.session_object(base)
             if session is not None:
                 return Storage(f"{session}.{expr.attr.value}", "session", self.code(expr))
+            field = self._field_storage(expr)  # a list field of a module class: one identity
+            if field is not None:
+                return field
             owner = self.storage_of(base, seen)
             if owner is not None:
                 return Storage(f"{owner.key}.{expr.attr.value}", owner.kind, self.code(expr))
-            return self._field_storage(expr)
+            return None
         if isinstance(expr, cst.Subscript):
             return self._entry(expr.value, expr.slice[0].slice if len(expr.slice) == 1 else None, expr, seen)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in ("setdefault", "get") and expr.args:
-                return self._entry(expr.func.value, expr.args[0].value, expr, seen)
-            return None
         if isinstance(expr, cst.Call):
-            return self._returned_storage(expr, seen)
+            returned = self._returned_storage(expr, seen)  # a helper of this module, by name
+            if returned is None and isinstance(expr.func, cst.Attribute) and expr.args:
+                if expr.func.attr.value in ("setdefault", "get"):
+                    return self._entry(expr.func.value, expr.args[0].value, expr, seen)
+            return returned
         if isinstance(expr, cst.Name):
             return self._name_storage(expr, seen)
         return None
