@@ -16,6 +16,9 @@ from .precheck import nesting_problem
 from .projection import attach_projections
 from .rule import Rule, RuleContext
 from .suppressions import apply_suppressions, bare_warnings, read_suppressions
+from .visitors import install as _install_visitor_tables
+
+_install_visitor_tables()
 
 
 @dataclass

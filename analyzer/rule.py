@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import inspect
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import (
+    MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -68,6 +70,31 @@ class RuleContext:
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
 
+class _LazyMetadata(Mapping):
+    """A visitor's metadata, each provider resolved (once per tree, by the wrapper) when asked."""
+
+    def __init__(self, wrapper: MetadataWrapper, providers: frozenset) -> None:
+        self.wrapper = wrapper
+        self.providers = providers
+        self.resolved: dict = {}
+
+    def __getitem__(self, provider):
+        if provider not in self.providers:
+            raise KeyError(provider)
+        if provider not in self.resolved:
+            self.resolved[provider] = self.wrapper.resolve(provider)
+        return self.resolved[provider]
+
+    def __contains__(self, provider) -> bool:
+        return provider in self.providers
+
+    def __iter__(self):
+        return iter(self.providers)
+
+    def __len__(self) -> int:
+        return len(self.providers)
+
+
 class Rule(cst.BatchableCSTVisitor):
     """Subclasses set the class attributes below and write their docs as the docstring.
 
@@ -100,6 +127,15 @@ class Rule(cst.BatchableCSTVisitor):
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
         self.context = context
+
+    @contextmanager
+    def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
+        """Metadata on first use, not before the traversal: each provider is a full pass over
+        the tree in Python (several times the parse), and most files never ask for scopes,
+        qualified names or positions (those are needed only where a rule reports)."""
+        self.metadata = _LazyMetadata(wrapper, self.get_inherited_dependencies())
+        yield
+        self.metadata = {}
 
     # --- documentation -------------------------------------------------------------
 
