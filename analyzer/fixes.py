@@ -3,8 +3,9 @@
 - Plain SDK lists of OpenAI- or Anthropic-style dicts (openai, anthropic, litellm, mistral,
   ollama, groq): wrap the history expression at the send in ``bounded_view(<expr>,
   last_turns=10)`` and import it once. Safe: only the sent view is bounded, the stored list
-  stays as the user sees it. It turns unsafe when something other than a message dict is
-  appended to the history (``bounded_view`` reads dicts). Cohere, Bedrock and genai lists
+  stays as the user sees it. It is unsafe when the code does not show what the history holds,
+  and there is no edit when it holds SDK message objects or text (``bounded_view`` reads
+  message dicts). Cohere, Bedrock and genai lists
   have shapes of their own: the advice, no edit. Nor is there an edit for a history a
   framework object or the server keeps (``storage`` "framework" or "server").
 - LangChain: ``trim_messages(..., start_on="human", include_system=True)`` (an unsafe edit);
@@ -63,7 +64,9 @@ SUGGESTIONS = {
     "for this case (a few lines), not every earlier turn.",
 }
 # Appended values that are surely not message dicts: SDK reply objects and message classes.
-NOT_A_DICT = re.compile(r"(\.message|\.choices\[\d+\]\.message|\.content|\.output)$|^[A-Z]\w*\(")
+NOT_A_DICT = re.compile(r"(\.message|\.output)$|^[A-Z]\w*\(")
+# Appended values that are text: a reply's `.text` or `.content`.
+TEXT = re.compile(r"\.(text|content)$")
 
 
 def framework_kind(finding: Finding) -> str:
@@ -156,16 +159,46 @@ def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lin
             found.append(call.args[-1].value)
     for node in m.findall(module, m.Assign() | m.AugAssign()):
         if positions[node].start.line in lines:
-            found.extend(m.findall(node.value, m.List()))
+            lists = m.findall(node.value, m.List())
+            found.extend(lists if lists else [node.value])  # `story += f"..."`: text, not messages
     return found
+
+
+def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Names assigned exactly once in the module (any scope), with the value."""
+    seen: dict[str, list] = {}
+    for node in m.findall(module, m.Assign(targets=[m.AssignTarget(m.Name())])):
+        seen.setdefault(node.targets[0].target.value, []).append(node.value)
+    return {name: values[0] for name, values in seen.items() if len(values) == 1}
+
+
+def _declared_text(module: cst.Module, names: set[str]) -> bool:
+    """`self.h: list[str] = []`: the history is declared to hold text."""
+    for node in m.findall(module, m.AnnAssign()):
+        annotation = module.code_for_node(node.annotation.annotation).replace(" ", "")
+        if annotation in ("list[str]", "List[str]") and module.code_for_node(node.target) in names:
+            return True
+    return False
 
 
 def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, history: str) -> str:
     """What the history holds, as far as its growth shows: "dicts" (role dicts), "objects"
-    (SDK replies, message classes), "other" (dicts that are not messages) or "unknown"."""
-    names = {" ".join(history.split()), str(finding.properties.get("history", "")), str(finding.properties.get("expression", ""))}
-    values = _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ())))
+    (SDK replies, message classes), "other" (text, dicts that are not messages) or "unknown"."""
+    sent = {" ".join(history.split()), str(finding.properties.get("expression", ""))}
+    if str(finding.properties.get("history", "")) not in sent:  # a list built from the history
+        shape = _shape(module, _appended(module, wrapper, sent, set()), sent)
+        if shape == "dicts":
+            return shape
+    names = sent | {str(finding.properties.get("history", ""))}
+    return _shape(module, _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ()))), names)
+
+
+def _shape(module: cst.Module, values: list, names: set[str]) -> str:
+    bound = _bound_once(module)
+    seen: set[int] = set()
     shapes = set()
+    if _declared_text(module, names):
+        shapes.add("other")
     while values:
         value = values.pop()
         if isinstance(value, (cst.List, cst.Tuple)):
@@ -173,6 +206,13 @@ def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding
         elif isinstance(value, cst.Dict):
             keys = {literal(e.key) for e in value.elements if isinstance(e, cst.DictElement)}
             shapes.add("dicts" if "role" in keys else "other")
+        elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            shapes.add("other")
+        elif isinstance(value, cst.Name) and value.value in bound and id(value) not in seen:
+            seen.add(id(value))
+            values.append(bound[value.value])  # `finding = reply.text; h.append(finding)`
+        elif TEXT.search(module.code_for_node(value)):
+            shapes.add("other")
         elif NOT_A_DICT.search(module.code_for_node(value)):
             shapes.add("objects")
         else:
@@ -231,12 +271,14 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         return None, SUGGESTIONS["plain"]
     if kind == "plain":
         shape = message_shape(module, wrapper, finding, history)
-        if shape == "other":  # not chat messages: bounded_view could not read them
+        if shape == "objects":  # bounded_view reads dicts: SDK message objects would not pass
+            return None, SUGGESTIONS["plain"] + " Store the replies as dicts (`.model_dump()`) first."
+        if shape == "other":  # text or records, not chat messages: nothing bounded_view can read
             return None, SUGGESTIONS["plain"]
         safe = shape == "dicts"
         description = f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
         if not safe:
-            description += " (unsafe: the history may hold objects that are not message dicts)"
+            description += " (unsafe: what the history holds could not be seen; bounded_view reads message dicts)"
         return _wrap(
             finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})",
             [BOUNDED_IMPORT], description, safe,

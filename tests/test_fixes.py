@@ -8,6 +8,7 @@ history and framework), so these tests do not depend on the real rule's precisio
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import stat
 
 import libcst as cst
@@ -133,14 +134,24 @@ def test_an_existing_import_is_not_added_again_and_two_sends_share_one_import():
     assert apply_edits(two, edits).count("from chatbound.compaction import bounded_view") == 1
 
 
-def test_history_holding_sdk_reply_objects_gets_an_unsafe_fix():
+def test_history_holding_sdk_reply_objects_gets_advice_and_no_edit():
     code = SERVICE.replace(
         'self.conversation.append({"role": "assistant", "content": text})',
         "self.conversation.append(reply.choices[0].message)",
     )
     finding = only(code)
+    assert finding.fix is None
+    assert finding.suggestion.endswith("Store the replies as dicts (`.model_dump()`) first.")
+
+
+def test_a_history_the_code_does_not_show_gets_an_unsafe_fix_and_text_gets_none():
+    unseen = "def ask(history):\n    client.chat.completions.create(model='m', messages=history)\n"
+    finding = only(unseen)
     assert finding.fix is not None and not finding.fix.safe
-    assert "not message dicts" in finding.fix.description
+    text = "story = ''\ndef play(action):\n    global story\n    story += f'Player: {action}'\n    client.chat.completions.create(messages=story)\n"
+    story = analyze_source(text, "app.py", [SendsWholeList], {}).findings[0]
+    growth = {**story.properties, "growth_lines": [4]}
+    assert _fix_for(text, replace(story, fix=None, properties=growth)).fix is None
 
 
 def test_langchain_gets_an_unsafe_trim_messages_edit_with_its_imports():
@@ -247,10 +258,9 @@ def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_
 
 
 def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_the_flag(write, with_stand_in_rule):
-    unsafe = SERVICE.replace(
-        'self.conversation.append({"role": "assistant", "content": text})',
-        "self.conversation.append(reply.choices[0].message)",
-    )
+    unsafe = SERVICE.replace(  # what is stored cannot be seen: the fix is unsafe
+        '{"role": "user", "content": question}', "question_message"
+    ).replace('{"role": "assistant", "content": text}', "answer_message")
     root = write({"bot.py": SERVICE, "unsafe.py": unsafe})
     result = invoke("check", "--select", "MEMORY", ".", cwd=root)
     assert result.exit_code == 1
