@@ -63,6 +63,7 @@ SESSION_OBJECTS = {
     "quart.session": "session",
     "chainlit.user_session": "cl.user_session",
 }
+ROUTE = re.compile(r"\.(get|post|put|patch|delete|route|api_route|websocket)\b")
 # methods that are model calls only on a client of this package (`llm.complete(prompt)`)
 CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
                   "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
@@ -308,7 +309,19 @@ class ChatFacts:
     def _field_storage(self, expr: cst.Attribute) -> Storage | None:
         """`conv.messages` where `messages` is a list field of a dataclass/model of this module."""
         klass = self.list_fields.get(expr.attr.value)
-        return Storage(f"{klass}.{expr.attr.value}", "attribute", self.code(expr)) if klass else None
+        if klass is None or self._is_request_body(expr.value):
+            return None
+        return Storage(f"{klass}.{expr.attr.value}", "attribute", self.code(expr))
+
+    def _is_request_body(self, base: cst.BaseExpression) -> bool:
+        """`body.messages` in `@app.post(...) def chat(body: ChatRequest)`: the client's copy."""
+        if not isinstance(base, cst.Name):
+            return False
+        value = self.assignment_before(base)
+        function = self.function_of(value) if isinstance(value, cst.Param) else None
+        return function is not None and any(
+            ROUTE.search(self.code(decorator.decorator)) for decorator in function.decorators
+        )
 
     def _list_fields(self) -> dict[str, str]:
         found = {}

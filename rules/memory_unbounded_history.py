@@ -282,6 +282,17 @@ class Bot:
 def reply(body: ChatRequest):
     return client.messages.create(model="claude-3-5-haiku-latest", max_tokens=500, messages=body.messages)
 """,
+        # a request body's list: the client owns the conversation
+        """\
+class ChatRequest(BaseModel):
+    messages: list[dict] = Field(default_factory=list)
+    question: str
+
+@app.post("/chat")
+def chat(body: ChatRequest):
+    body.messages.append({"role": "user", "content": body.question})
+    return client.chat.completions.create(model="gpt-4o", messages=body.messages)
+""",
         # memories that bound themselves
         "memory = ConversationBufferWindowMemory(k=6)",
         "memory = ConversationSummaryBufferMemory(llm=llm, max_token_limit=800)",
