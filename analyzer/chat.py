@@ -38,6 +38,7 @@ CHAT_CALLS = frozenset(
     send_message converse converse_stream generate chat_completion text_generation run run_sync
     run_streamed run_stream iter get_chat_message_content get_chat_message_contents
     get_streaming_chat_message_content get_streaming_chat_message_contents create_stream
+    invoke_model invoke_model_with_response_stream post
     ConversationChain RunnableWithMessageHistory trim_messages deque""".split()
 )
 

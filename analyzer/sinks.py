@@ -60,6 +60,7 @@ METHODS = {
     "achat": "llama_index", "stream_chat": "llama_index", "astream_chat": "llama_index",
     "generate_content": "google", "generate_content_async": "google", "start_chat": "google",
     "converse": "bedrock", "converse_stream": "bedrock",
+    "invoke_model": "bedrock", "invoke_model_with_response_stream": "bedrock",
     "acompletion": "litellm",
     "chat_completion": "huggingface", "text_generation": "huggingface",
     "get_chat_message_content": "semantic_kernel", "get_chat_message_contents": "semantic_kernel",
@@ -72,7 +73,7 @@ PACKAGES = ("openai", "anthropic", "litellm", "ollama", "cohere", "mistralai", "
 AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
 MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
 # every callee name a sink below the SHAPES can have
-CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", *AGENT_RUNS, *METHODS})
+CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", "post", *AGENT_RUNS, *METHODS})
 
 
 def dotted(expr: cst.BaseExpression) -> list[str]:
@@ -116,6 +117,16 @@ def _package(names: Iterable[str]) -> str:
     return ""
 
 
+def _posts_chat(call: cst.Call) -> bool:
+    """`requests.post(url, json={"model": ..., "messages": history})`: a chat API over HTTP."""
+    body = keyword(call, "json")
+    if body is None or not isinstance(body.value, cst.Dict):
+        return False
+    keys = {e.key.evaluated_value for e in body.value.elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)}
+    return bool(keys & {"messages", "contents", "prompt"}) and bool(keys & {"model", "messages", "contents"})
+
+
 def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sink | None:
     """The model call `call` is, or None. `qualified(node)` gives LibCST's qualified names."""
     parts = dotted(call.func)
@@ -129,6 +140,8 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
         return None
     names = qualified(call.func)
     package = _package(names)
+    if last == "post" and _posts_chat(call):
+        return Sink(call, "http.post", "http", _content(call))
     if last == "generate" and package == "ollama":
         return Sink(call, "ollama.generate", "ollama", _content(call))
     if last in ("completion", "acompletion", "text_completion") and (
