@@ -3,6 +3,8 @@ traffic or a system message, so the window can cut a turn in two."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from chatbound.chat import ChatRule
@@ -106,6 +108,17 @@ class Trivia:
     def ask(self, text):
         self.turns.append({"role": "user", "content": text})
         return claude.messages.create(model="claude-3-5-haiku-latest", max_tokens=300, messages=list(self.turns))
+""",
+        # the count window is moved forward to a user turn before the send
+        """\
+class Agent:
+    def ask(self, q):
+        self.messages.append({"role": "user", "content": q})
+        window = self.messages[-20:]
+        while window and window[0]["role"] != "user":
+            window = window[1:]
+        r = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *window], tools=TOOLS)
+        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
 """,
         # the slice is for display only
         """\
@@ -233,6 +246,8 @@ class Coach:
         if id(node) in seen:
             return
         seen.add(id(node))
+        if self._snapped_to_turn(facts, node):
+            return
         bound = facts.code(node)
         name = history.storage.label
         if history.tool_traffic:
@@ -250,6 +265,22 @@ class Coach:
             properties={"history": name, "bound": bound, "tool_traffic": history.tool_traffic,
                         "system_first": history.system_first},
         )
+
+    def _snapped_to_turn(self, facts: ChatFacts, node: cst.CSTNode) -> bool:
+        """`window = h[-N:]` then `while window and window[0]["role"] != "user": ...`: the
+        window is moved to a turn start after the count cut."""
+        parent = facts.parent(node)
+        holder = facts.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+        if not isinstance(holder, cst.Assign) or holder.value is not node:
+            return False
+        names = {facts.code(t.target) for t in holder.targets}
+        function = facts.function_of(node)
+        for loop in walk(function) if function is not None else ():
+            if isinstance(loop, (cst.While, cst.If)) and facts.line(loop) > facts.line(node):
+                test = facts.code(loop.test)
+                if any(f"{n}[0]" in test for n in names) and re.search(r"role|tool|user|human|Tool|Human", test):
+                    return True
+        return False
 
     def _keeps_head(self, facts: ChatFacts, history: History, context: cst.CSTNode) -> bool:
         """`[h[0], *h[-N:]]` / `h[:1] + h[-N:]`: the system message is put back in front."""
