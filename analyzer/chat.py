@@ -17,6 +17,11 @@ What the facts answer (documented in `chatbound.histories` and `chatbound.sinks`
   session-keyed entry, Streamlit/Chainlit/Flask session, Gradio history, chat-loop list).
 - `facts.histories[key]`: growth sites, trims, count windows, tool traffic, system prompt.
 - `facts.flows()`: every (history, send site) pair where a whole history reaches a model.
+- `facts.client_of(receiver)`: qualified names of the constructors a client was built by.
+
+Query the facts inside `leave_Module` (they read LibCST metadata, which is only live during
+the traversal). `self.may_chat()` is a cheap test on the collected calls: when it is False
+no model call or chat memory is possible and the facts need not be built.
 """
 
 from __future__ import annotations
