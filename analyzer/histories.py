@@ -388,6 +388,12 @@ class ChatFacts:
             if any(self._is_variable(getattr(a, "node", None)) for a in assignments):
                 return Storage(name.value, "module", name.value)
             return None
+        outer = {a.scope for a in assignments} - {scope}
+        if assignments and outer and all(isinstance(o, FunctionScope) for o in outer):
+            node = getattr(assignments[0], "node", None)
+            if self._is_variable(node) and isinstance(scope, FunctionScope):  # a closure's state
+                function = self.function_of(node)
+                return Storage(f"{function.name.value if function else ''}.{name.value}", "closure", name.value)
         value = self.assignment_before(name)
         if isinstance(value, cst.Param):
             function = self.function_of(value)

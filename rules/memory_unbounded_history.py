@@ -21,6 +21,7 @@ KIND = {
     "session": "session state kept between requests",
     "gradio": "Gradio's chat history, which the UI grows every turn",
     "loop": "a list kept across the iterations of the chat loop",
+    "closure": "a variable the chat function closes over, kept between its calls",
 }
 SUGGEST = {
     "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
@@ -612,6 +613,22 @@ class Thread:
         self.items = result.to_input_list()
 """,
             4, 47,
+        ),
+        # a closure's list, kept between calls of the returned chat function
+        Invalid(
+            """\
+def make_bot(client):
+    history = []
+
+    def ask(q):
+        history.append({"role": "user", "content": q})
+        r = client.chat.completions.create(model="gpt-4o", messages=history)
+        history.append({"role": "assistant", "content": r.choices[0].message.content})
+        return r
+
+    return ask
+""",
+            6, 69,
         ),
         # framework memories that keep everything
         Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
