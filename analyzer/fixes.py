@@ -20,7 +20,7 @@ Spans are 1-based with exclusive end columns (findings.py); an insertion is an e
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import libcst as cst
@@ -145,7 +145,7 @@ def import_edit(module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[st
 
 def _name_is_taken(module: cst.Module, name: str, statement: str) -> bool:
     base = statement.split()[1]
-    return f"{base}.{name}" not in _imports(module) and bool(m.findall(module, m.Name(name)))
+    return f"{base}.{name}" not in _imports(module) and name in _index(module).names
 
 
 def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lines: set[int]) -> list[cst.BaseExpression]:
@@ -153,28 +153,68 @@ def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lin
     growth line, and the list literals of `h = h + [...]` / `h += [...]` on growth lines."""
     positions = wrapper.resolve(PositionProvider)
     found: list[cst.BaseExpression] = []
-    for call in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("append") | m.Name("extend") | m.Name("insert")))):
+    index = _index(module)
+    for call in index.growth_calls:
         receiver = " ".join(module.code_for_node(call.func.value).split())
         if call.args and (receiver in names or positions[call].start.line in lines):
             found.append(call.args[-1].value)
-    for node in m.findall(module, m.Assign() | m.AugAssign()):
-        if positions[node].start.line in lines:
-            lists = m.findall(node.value, m.List())
+    for node in index.assigns:
+        if not isinstance(node, cst.AnnAssign) and positions[node].start.line in lines:
+            lists = [n for n in _walk(node.value) if isinstance(n, cst.List)]
             found.extend(lists if lists else [node.value])  # `story += f"..."`: text, not messages
     return found
+
+
+@dataclass
+class _Index:
+    """What the fixes look up in a module, collected in one walk."""
+
+    names: set = field(default_factory=set)
+    growth_calls: list = field(default_factory=list)
+    assigns: list = field(default_factory=list)
+
+
+_INDEX: dict[int, tuple[cst.Module, _Index]] = {}
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _index(module: cst.Module) -> _Index:
+    cached = _INDEX.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    index = _Index()
+    for node in _walk(module):
+        if isinstance(node, cst.Name):
+            index.names.add(node.value)
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            index.assigns.append(node)
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+              and node.func.attr.value in ("append", "extend", "insert")):
+            index.growth_calls.append(node)
+    _INDEX.clear()  # one module at a time
+    _INDEX[id(module)] = (module, index)
+    return index
 
 
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Names assigned exactly once in the module (any scope), with the value."""
     seen: dict[str, list] = {}
-    for node in m.findall(module, m.Assign(targets=[m.AssignTarget(m.Name())])):
-        seen.setdefault(node.targets[0].target.value, []).append(node.value)
+    for node in _index(module).assigns:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            seen.setdefault(node.targets[0].target.value, []).append(node.value)
     return {name: values[0] for name, values in seen.items() if len(values) == 1}
 
 
 def _declared_text(module: cst.Module, names: set[str]) -> bool:
     """`self.h: list[str] = []`: the history is declared to hold text."""
-    for node in m.findall(module, m.AnnAssign()):
+    for node in (n for n in _index(module).assigns if isinstance(n, cst.AnnAssign)):
         annotation = module.code_for_node(node.annotation.annotation).replace(" ", "")
         if annotation in ("list[str]", "List[str]") and module.code_for_node(node.target) in names:
             return True
