@@ -131,7 +131,10 @@ def fix_source(
 
 
 def _inside(target: Path, roots: Sequence[Path]) -> bool:
-    return any(target == root or root in target.parents for root in roots)
+    """Whether ``target`` (resolved) lies in a checked folder: a root that is a folder, or the
+    folder of a root that is a file (a file root is not resolved: it may be the link itself)."""
+    folders = [(root if root.is_dir() else root.absolute().parent).resolve() for root in roots]
+    return any(folder in target.parents for folder in folders)
 
 
 def write_atomic(path: Path, data: bytes, roots: Sequence[Path]) -> None:
@@ -141,7 +144,7 @@ def write_atomic(path: Path, data: bytes, roots: Sequence[Path]) -> None:
     (the checked tree); otherwise the write is refused with an OSError.
     """
     target = path.resolve()
-    if target != path.absolute() and not _inside(target, [r.resolve() for r in roots]):
+    if target != path.absolute() and not _inside(target, roots):
         raise OSError(f"not written: {path} is a symlink to {target}, outside the checked tree")
     mode = stat.S_IMODE(target.stat().st_mode)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

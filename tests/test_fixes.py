@@ -285,6 +285,8 @@ def test_a_symlink_to_a_file_outside_the_checked_tree_is_not_written(tmp_path):
     (tree / "link.py").symlink_to(outside)
     with pytest.raises(OSError, match="outside the checked tree"):
         write_atomic(tree / "link.py", b"x = 2\n", [tree])
+    with pytest.raises(OSError, match="outside the checked tree"):  # the link named on the command line
+        write_atomic(tree / "link.py", b"x = 2\n", [tree / "link.py"])
     assert outside.read_text() == "x = 1\n"
     inside = tree / "real.py"
     inside.write_text("y = 1\n")
