@@ -51,9 +51,10 @@ def bound_expression(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseE
     if scope is None:
         return None
     assignments = list(scope[name.value])
-    if len(assignments) != 1 or not isinstance(assignments[0].node, cst.Name):
+    target = getattr(assignments[0], "node", None) if len(assignments) == 1 else None  # builtins have none
+    if not isinstance(target, cst.Name):
         return None
-    return _assigned_value(rule, assignments[0].node)
+    return _assigned_value(rule, target)
 
 
 def _from_name(rule: cst.BatchableCSTVisitor, name: cst.Name) -> Constant | None:

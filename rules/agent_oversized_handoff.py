@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from chatbound.chat import ChatRule
+from chatbound.chat import CHAT_CALLS, ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import Use, walk
 from chatbound.messages import CHAT_NAME, callee_name, is_whole_slice, slice_of, string
@@ -29,6 +29,7 @@ RUN_METHODS = frozenset(
 BRIEF = re.compile(r"brief|summar|digest|recap|condense|distil|extract|outline|handoff_note|synopsis", re.I)
 STATE_KEYS = ("messages", "chat_history", "history")
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
+FAN_OUTS = ("gather", "create_task")
 
 
 class AgentOversizedHandoff(ChatRule):
@@ -153,13 +154,17 @@ class AgentOversizedHandoff(ChatRule):
     ]
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        fan_out = any(callee_name(c) in FAN_OUTS for c in self.nodes.calls)
+        candidates = [c for c in self.nodes.calls if self._may_hand_off(c, fan_out)]
+        if not candidates:
+            return  # the chat facts (and their metadata) are built only for a possible handoff
         facts = self.chat_facts()
         self.facts = facts
         global_filter = any(
             keyword(c, name) is not None for c in facts.nodes.calls for name in ("handoff_input_filter", "nest_handoff_history")
         )
         reported: set[int] = set()
-        for call in facts.nodes.calls:
+        for call in candidates:
             if id(call) in reported:
                 continue
             if self._is_sdk_handoff(call):
@@ -176,6 +181,20 @@ class AgentOversizedHandoff(ChatRule):
                     break
 
     # --- where a conversation changes hands --------------------------------------------
+
+    @staticmethod
+    def _may_hand_off(call: cst.Call, fan_out: bool) -> bool:
+        """A syntactic first cut of `_handoff_targets`, before any dataflow."""
+        name = callee_name(call)
+        parts = dotted(call.func)
+        receiver = parts[-2] if len(parts) > 1 else ""
+        return (
+            name in ("Send", "handoff")
+            or bool(HANDOFF_NAME.match(name))
+            or (name in AGENT_RUNS and receiver == "Runner")
+            or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
+            or (fan_out and (name in RUN_METHODS or name in CHAT_CALLS))
+        )
 
     def _handoff_targets(self, call: cst.Call) -> list[cst.CSTNode]:
         """The arguments of `call` that a second agent receives, or [] when it is no handoff."""

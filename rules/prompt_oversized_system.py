@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
-from libcst.metadata import ClassScope, GlobalScope, ScopeProvider
 
 from chatbound.findings import Severity
 from chatbound.rule import Invalid, Option, Rule, Valid
@@ -18,8 +19,10 @@ SYSTEM_COMPANIONS = {"message", "msg", "text", "content", "preamble", "persona",
 # A "...PROMPT" constant is a system prompt unless its name says it is for something else.
 NOT_SYSTEM_WORDS = {
     "user", "human", "query", "question", "summary", "summarize", "summarizer", "summarization",
-    "eval", "judge", "grader", "title", "example", "examples", "test",
+    "eval", "judge", "grader", "title", "example", "examples", "test", "template", "tmpl",
 }
+# `{query_str}`: a PROMPT constant that interpolates the request is a user-turn template
+PLACEHOLDER = re.compile(r"\{[A-Za-z_]\w*\}")
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
 PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
@@ -112,6 +115,10 @@ class PromptOversizedSystem(Rule):
             options={"max-system-tokens": 3},
         ),
         Valid('SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."', options={"max-system-tokens": 12}),
+        # a PROMPT constant that interpolates the request is a user-turn template
+        Valid('QA_PROMPT = """Context:\n{context_str}\nAnswer the question: {query_str}"""', options={"max-system-tokens": 3}),
+        # a field whose name says prompt, bound to a builtin
+        "from typing import Optional\nclass Image:\n    revised_prompt: Optional[str] = None\nSYSTEM_PROMPT = None\n",
     ]
     INVALID = [
         Invalid(
@@ -156,8 +163,9 @@ class PromptOversizedSystem(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-system-tokens")
-        # (expression, how it was found: "name" | "sent" | "cached", the node that uses it)
+        # (expression, how it was found: "name" | "prompt-name" | "sent" | "cached", the node that uses it)
         self.candidates: list[tuple[cst.BaseExpression, str, cst.CSTNode]] = []
+        self.function_depth = 0
 
     # --- where system prompts are defined or sent ----------------------------------
 
@@ -169,12 +177,17 @@ class PromptOversizedSystem(Rule):
         if node.value is not None:
             self._named(node.target, node.value)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.function_depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.function_depth -= 1
+
     def _named(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if not isinstance(target, cst.Name) or not is_system_prompt_name(target.value):
-            return
-        scope = self.get_metadata(ScopeProvider, target, None)
-        if isinstance(scope, (GlobalScope, ClassScope)):
-            self.candidates.append((value, "name", target))
+        """A module or class constant named like a system prompt (a local is found where it is sent)."""
+        if isinstance(target, cst.Name) and self.function_depth == 0 and is_system_prompt_name(target.value):
+            says_system = bool({"system", *PROMPT_WORDS - {"prompt"}} & set(name_words(target.value)))
+            self.candidates.append((value, "name" if says_system else "prompt-name", target))
 
     def visit_Dict(self, node: cst.Dict) -> None:
         entries = _entries(node)
@@ -239,12 +252,22 @@ class PromptOversizedSystem(Rule):
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
         encoding = encoder.encoding.removesuffix("_offline")
         for text, kinds, uses in texts.values():
-            if "sent" not in kinds and ("name" not in kinds or "cached" in kinds):
+            if not self._is_system_prompt(text, kinds):
                 continue
             count = encoder(text.value)
             if count <= self.limit:
                 continue
             self._report(text, count, encoding, uses)
+
+    @staticmethod
+    def _is_system_prompt(text: Text, kinds: set[str]) -> bool:
+        """Sent as one; or named as one and never sent as a cached block; a PROMPT-only name
+        whose text interpolates fields is a user-turn template, not a system prompt."""
+        if "sent" in kinds:
+            return True
+        if "cached" in kinds:
+            return False
+        return "name" in kinds or ("prompt-name" in kinds and not PLACEHOLDER.search(text.value))
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""

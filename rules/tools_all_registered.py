@@ -82,12 +82,13 @@ class ToolsAllRegistered(Rule):
     `@agent.tool` functions, and a list named like `ALL_TOOLS` or built over every tool. The
     list is resolved through names bound once, `+`, `*` unpacking, `list(d.values())` and
     comprehensions without a filter. The message counts the tools and, where their schemas
-    can be read in the file, their tokens. A list chosen per request is not flagged.
+    can be read (dict literals, functions of the file or of a sibling module it imports from),
+    their tokens. A list chosen per request is not flagged.
 
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not
-    the request can use it: seven tools are often a thousand input tokens per call, paid
-    again on each turn. A long menu also makes the model pick the wrong tool more often.
+    the request can use it: seven modest tool schemas are about 500 input tokens (cl100k_base)
+    on every call, paid again on each turn and each step of a tool loop. A long menu also makes the model pick the wrong tool more often.
 
     ## Example
     ```python
