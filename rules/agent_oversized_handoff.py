@@ -35,17 +35,15 @@ FAN_OUTS = ("gather", "create_task")
 class AgentOversizedHandoff(ChatRule):
     """
     ## What it does
-    Flags a whole conversation handed to a second agent, model or specialist: a value derived
-    from a whole history (the history itself, a copy, `h[1:]`, a comprehension or `"\\n".join`
-    over it, a `transcript()`/`get_history()` method returning it, even one defined in another
-    file) passed to a method named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`,
-    `transfer` or `route_to` (any argument position), to a specialist or sub-agent object's
-    `run`/`invoke`/`chat`, to LangGraph `Send(node, {"messages": state["messages"]})`, or to
-    every worker of an `asyncio.gather`/`create_task` fan-out; OpenAI Agents
-    `Runner.run(other_agent, result.to_input_list())` where the previous run used another agent,
-    and `handoff(agent)` without an `input_filter`. A brief or summary built for the handoff,
-    the last message or last N, an `input_filter`, and task fields are not flagged.
-
+    Flags a whole conversation handed to a second agent or specialist: a value derived
+    from a whole history (the history, a copy, `h[1:]`, a comprehension or `"\\n".join` over
+    it, a `transcript()`-like method, even one defined in another file) passed to a call named
+    like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer` or `route_to`
+    (any argument), a specialist or sub-agent's `run`/`invoke`/`chat`, LangGraph
+    `Send(node, {"messages": state["messages"]})`, or each worker of an `asyncio` fan-out; also
+    OpenAI Agents `Runner.run(other_agent, result.to_input_list())` and `handoff(agent)` without
+    `input_filter`. Not flagged: a brief or summary built for the handoff, the last N messages,
+    an `input_filter`, task fields.
     ## Why is this bad?
     The receiving agent pays for every earlier turn again (greetings, tool dumps, retrieved
     documents) on each of its own calls, and has to find the task in a transcript written for

@@ -52,16 +52,14 @@ def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
 class PromptOversizedSystem(Rule):
     """
     ## What it does
-    Flags a system prompt longer than `max-system-tokens` (default 300) tokens, counted with the
-    configured tiktoken encoding (`cl100k_base` by default). A system prompt is a module or
-    class constant named like `SYSTEM_PROMPT`, `INSTRUCTIONS` or `PROMPT`, the content of a
-    `{"role": "system", ...}` message, Anthropic's `system=`, LangChain's `SystemMessage(...)` and
-    `("system", ...)` templates, or `Agent(instructions=...)`. The text is resolved statically:
-    constants, implicit concatenation, `+`, `"\\n".join([...])`, `textwrap.dedent`, `.strip()`,
-    the literal parts of f-strings and `.format` templates, and data files read at import time
-    by a literal path (`Path(__file__).parent / "system.md"`). It is reported once, where the
-    text is defined. A block marked for prompt caching (`cache_control`) is not reported.
-
+    Flags a system prompt longer than `max-system-tokens` (default 300) tokens in the configured
+    tiktoken encoding (`cl100k_base` by default): a module or class constant named like
+    `SYSTEM_PROMPT` or `INSTRUCTIONS`, a `{"role": "system", ...}` message, Anthropic `system=`,
+    LangChain `SystemMessage(...)` and `("system", ...)`, `Agent(instructions=...)`. The text is
+    resolved statically: constants, concatenation, `"\\n".join`, `textwrap.dedent`, `.strip()`,
+    the literal parts of f-strings, and data files read at import time by a literal path
+    (`Path(__file__).parent / "system.md"`). Reported once, where the text is defined; a block
+    marked for prompt caching (`cache_control`) is not reported.
     ## Why is this bad?
     The system prompt is sent with every call of every turn. An evergreen block that covers
     every case (billing, SSO, seats, security...) costs its full size on each request, even

@@ -75,16 +75,14 @@ class Attachment:
 class ToolsAllRegistered(Rule):
     """
     ## What it does
-    Flags a model or agent call that is given `max-tools` (default 5) or more tools at once:
-    `llm.bind_tools([...])`, `tools=[...]` on OpenAI, Anthropic, LiteLLM and Gemini calls,
-    `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI and other `...Agent` classes),
-    LangChain/LangGraph `create_agent`/`create_react_agent`, Pydantic AI agents with many
-    `@agent.tool` functions, and a list named like `ALL_TOOLS` or built over every tool. The
-    list is resolved through names bound once, `+`, `*` unpacking, `list(d.values())` and
-    comprehensions without a filter. The message counts the tools and, where their schemas
-    can be read (dict literals, functions of the file or of a sibling module it imports from),
-    their tokens. A list chosen per request is not flagged.
-
+    Flags a model or agent call given `max-tools` (default 5) or more tools: `bind_tools([...])`,
+    `tools=[...]` on OpenAI, Anthropic, LiteLLM and Gemini calls, `Agent(tools=...)` (OpenAI
+    Agents, CrewAI, Pydantic AI), `create_agent`/`create_react_agent`, a Pydantic AI agent with
+    many `@agent.tool` functions, and a catch-all list such as `ALL_TOOLS`. Lists are followed
+    through names bound once, `+`, `*` unpacking, `.values()` and unfiltered comprehensions. The
+    message counts the tools and, where their schemas can be read (dict literals, functions of
+    the file or of a sibling module it imports), their tokens. A list chosen per request is not
+    flagged.
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not
     the request can use it: seven modest tool schemas are about 500 input tokens (cl100k_base)
