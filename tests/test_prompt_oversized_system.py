@@ -113,3 +113,21 @@ def test_langchain_system_message_prompt_template_is_a_system_prompt():
     [finding] = findings(code)
     assert (finding.span.line, finding.span.col) == (2, 49)
     assert findings(code.replace("SystemMessagePromptTemplate.from", "HumanMessagePromptTemplate.from")) == []
+
+
+def test_the_configured_encoding_reaches_the_rule_through_the_runner(tmp_path, monkeypatch):
+    from chatbound.config import Settings
+    from chatbound.runner import run
+
+    monkeypatch.setattr(tokens, "_warned", False)
+    tokens._encoder.cache_clear()
+    (tmp_path / "prompts.py").write_text(f"SYSTEM_PROMPT = {POLICY!r}\n")
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unavailable = run([tmp_path], Settings(root=tmp_path, encoding="no_such_encoding"))
+    tokens._encoder.cache_clear()
+    default = run([tmp_path], Settings(root=tmp_path))
+    assert "(chars/4)" in unavailable.findings[0].message
+    assert unavailable.findings[0].properties["tokens"] == math.ceil(len(POLICY) / 4)
+    assert default.findings[0].properties == {"tokens": len(CL100K.encode(POLICY)), "encoding": "cl100k_base"}
