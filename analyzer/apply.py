@@ -211,15 +211,18 @@ def fix_findings(
     return report
 
 
-def fix_run(result, settings, paths: Sequence[Path], unsafe: bool, write: bool, force_exclude: bool = False):
-    """`check --fix` / `--diff`: fix the run's findings, then re-run when files changed."""
+def fix_run(
+    result, settings, paths: Sequence[Path], unsafe: bool, write: bool, force_exclude: bool = False, cache: bool = False
+):
+    """`check --fix` / `--diff`: fix the run's findings, then re-run when files changed (the
+    unchanged files come from the cache when ``cache``)."""
     from .registry import select_rules
     from .runner import rule_options, run
 
     rules = select_rules(settings.select, settings.ignore)
     report = fix_findings(result.active, rules, rule_options(settings), unsafe, write, roots=paths)
     if write and report.applied:
-        result = run(list(paths), settings, force_exclude=force_exclude)
+        result = run(list(paths), settings, force_exclude=force_exclude, cache=cache)
     return result, report
 
 

@@ -139,7 +139,8 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
     result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
     fixes = None
     if fix or diff:
-        result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude)
+        result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude,
+                                cache=not no_cache)
         for line in fix_messages(fixes):
             click.echo(line, err=True)
         if diff:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -29,22 +30,24 @@ FOLDERS = sorted(p.parent for p in FIXTURES.rglob("expected.txt") if "MEMORY-" i
 
 @pytest.fixture(scope="module")
 def fixed_copy(tmp_path_factory):
-    """The MEMORY fixture folders copied twice: findings and `--diff` report on the first copy,
-    `check --fix` on the second (the CLI's exit code and output)."""
+    """The MEMORY fixture folders copied twice. In the second: the findings and the `--diff`
+    report (a cached run), then `check --fix` (which reads the unchanged files from that
+    cache). The first copy stays as it was, to compare."""
     base = tmp_path_factory.mktemp("fix")
     before, after = base / "before", base / "after"
     for folder in FOLDERS:
         shutil.copytree(folder, before / folder.relative_to(FIXTURES))
         shutil.copytree(folder, after / folder.relative_to(FIXTURES))
     old = os.getcwd()
-    os.chdir(before)
+    os.chdir(after)
     try:
-        settings = Settings(root=before)
-        result = run([before], settings)
-        _, diff = fix_run(result, settings, [before], unsafe=False, write=False)
+        settings = Settings(root=after, select=[RULE])
+        result = run([Path(".")], settings, cache=True)
+        _, diff = fix_run(result, settings, [Path(".")], unsafe=False, write=False)
     finally:
         os.chdir(old)
     findings = [f for f in result.active if f.rule_id == RULE]
+    assert _sources(after) == _sources(before)  # --diff wrote nothing
     fixed = invoke("check", "--fix", "--select", RULE, ".", cwd=after)
     return findings, before, after, fixed, diff.diff()
 
@@ -88,7 +91,7 @@ def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_
     old_cwd = os.getcwd()
     os.chdir(after)
     try:
-        rechecked = run([after], Settings(root=after)).active
+        rechecked = run([Path(".")], Settings(root=after, select=[RULE]), cache=True).active
     finally:
         os.chdir(old_cwd)
     still = {(f.path, f.properties.get("history")) for f in rechecked if f.rule_id == RULE}
