@@ -76,7 +76,7 @@ def table(items: Sequence[Costed], price: float | None = None) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     p = items[0].projection
     lines.append(
-        f"\n{turns} turns of {p.turn_tokens} tokens (a user message, a tool call and its result, a reply; "
+        f"\n{turns} turn{'s' if turns != 1 else ''} of {p.turn_tokens} tokens (a user message, a tool call and its result, a reply; "
         f"{p.encoding}); bounded = the last {p.window_turns} turns + a rolling summary, system prompt kept."
     )
     return "\n".join(lines)
