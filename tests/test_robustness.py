@@ -193,3 +193,28 @@ def test_analyzed_code_is_never_imported_or_executed(write, tmp_path_factory):
         "__main__.py", "conftest.py", "hostile.py", "setup.py"
     ]
     assert "hostile" not in sys.modules
+
+
+# --- the progress bar stays off stdout -------------------------------------------------
+
+
+def test_the_progress_bar_goes_to_a_terminal_stderr_and_never_into_json_on_stdout(write, monkeypatch):
+    import io
+    import json
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    root = write({f"m{i}.py": TOP_K for i in range(4)})
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(runner, "PROGRESS_MIN_FILES", 3)
+    terminal = Terminal()
+    monkeypatch.setattr(runner.sys, "stderr", terminal)
+    result = runner.run([root], Settings(root=root), progress=True)
+    assert len(result.findings) == 4
+    assert "chatbound" in terminal.getvalue()  # the bar was drawn on the terminal
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    cli = CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "json", "."])
+    assert [f["path"] for f in json.loads(cli.stdout)["findings"]] == [f"m{i}.py" for i in range(4)]
