@@ -355,8 +355,10 @@ class ChatFacts:
                 value = self.bound_value(node)
             else:
                 continue
-            if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope):
-                at = (0, 0)  # a global read inside a function sees the module binding
+            if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope) and (
+                self.function_of(node) is not self.function_of(name)
+            ):
+                at = (0, 0)  # a global read inside a function sees the module binding (or its own `global` ones)
             if isinstance(value, cst.CSTNode) and not isinstance(value, cst.Param) and self.inside(name, value):
                 continue  # `h = h[-10:]`: the read sees the binding before this one
             if at < where and (best_at is None or at >= best_at):
@@ -404,13 +406,39 @@ class ChatFacts:
             return None
         if isinstance(value, cst.Await):
             value = value.expression
-        found = self.storage_of(value, seen)
+        found = self.storage_of(value, seen) or self._chained_storage(value, name, seen) or self._default_of(value, name, seen)
         if found is not None:
             return Storage(found.key, found.kind, found.label)
         same = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == name.value), None)
         if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
             return self.storage_of(same, seen)
         return self._loop_storage(name, value, scope)
+
+    def _chained_storage(self, value: cst.CSTNode, name: cst.Name, seen: frozenset) -> Storage | None:
+        """`h = store[sid] = []`: the local and the lasting entry are one list."""
+        assign = self.parent(value)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) < 2:
+            return None
+        for target in assign.targets:
+            if not (isinstance(target.target, cst.Name) and target.target.value == name.value):
+                found = self.storage_of(target.target, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _default_of(self, value: cst.CSTNode, name: cst.Name, seen: frozenset) -> Storage | None:
+        """`h = store.get(sid)` then `if h is None: h = []; store[sid] = h`: the fresh list is a
+        default for a missing entry, so the local still names the entry its test read."""
+        if not self._is_fresh_list(value):
+            return None
+        function = self.function_of(value)
+        for a in self.ancestors(value):
+            if a is function:
+                return None
+            if isinstance(a, cst.If):
+                read = next((n for n in walk(a.test) if isinstance(n, cst.Name) and n.value == name.value), None)
+                return self.storage_of(read, seen) if read is not None else None
+        return None
 
     def _loop_storage(self, name: cst.Name, value: cst.CSTNode, scope) -> Storage | None:
         """A fresh list bound to a local that a chat loop grows: a history for the loop's life."""
@@ -768,6 +796,8 @@ class ChatFacts:
                 uses.extend(self.whole_history_in(arg.value, seen))
         if name in TEXTS:
             uses = [as_text(u) for u in uses]
+        elif name == "loads":  # `json.loads(json.dumps(h))`: parsed back, a copy of the list
+            uses = [Use(u.storage, u.node, u.via) for u in uses]
         return uses
 
     def _local_uses(self, name: cst.Name, seen: frozenset) -> list[Use]:
@@ -794,13 +824,18 @@ class ChatFacts:
                 continue
             inner = self.whole_history_in(operand, seen) if operand is not None else []
             for loop in self.loops_of(site):
-                if isinstance(loop, cst.For):
+                if isinstance(loop, cst.For) and not self._stops_early(loop):
                     looped = self.whole_history_in(loop.iter, seen)
                     inner.extend(as_text(u) for u in looped) if isinstance(site, cst.AugAssign) else inner.extend(looped)
             uses.extend(rerooted(u, name) for u in inner)
         if uses and self._local_trimmed(name, function):
             return []
         return uses
+
+    @staticmethod
+    def _stops_early(loop: cst.For) -> bool:
+        """`for m in reversed(h): ... break`: a loop that can stop before the end selects a part."""
+        return any(isinstance(n, (cst.Break, cst.Return)) for n in walk(loop.body) if not isinstance(n, cst.FunctionDef))
 
     def _local_trimmed(self, name: cst.Name, function) -> bool:
         for node in self.nodes.dels:
@@ -816,9 +851,12 @@ class ChatFacts:
                     return True
         return False
 
-    def bounded_views_in(self, expr: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
+    def bounded_views_in(self, expr: cst.CSTNode, seen: frozenset = frozenset()) -> list[tuple[str, cst.CSTNode]]:
         """(history key, node) for every bounded view of a history inside `expr`."""
         found: list[tuple[str, cst.CSTNode]] = []
+        if id(expr) in seen:
+            return found
+        seen = seen | {id(expr)}
         if isinstance(expr, cst.Subscript) and slice_of(expr) is not None and not is_whole_slice(expr):
             found.extend((u.storage.key, expr) for u in self.whole_history_in(expr.value))
             return found
@@ -829,13 +867,13 @@ class ChatFacts:
         if isinstance(expr, cst.Name):
             value = self.assignment_before(expr)
             if value is not None and not isinstance(value, (cst.Param, cst.For, cst.AugAssign)):
-                return self.bounded_views_in(value)
+                return self.bounded_views_in(value, seen)
             return found
         for child in expr.children:
             if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.Arg, cst.DictElement, cst.BaseFormattedStringContent, cst.StarredDictElement)):
-                found.extend(self.bounded_views_in(child))
+                found.extend(self.bounded_views_in(child, seen))
             elif isinstance(child, cst.CSTNode) and not isinstance(child, (cst.BaseSuite,)):
-                found.extend(self.bounded_views_in(child))
+                found.extend(self.bounded_views_in(child, seen))
         return found
 
     # --- flows -----------------------------------------------------------------------------
@@ -905,6 +943,8 @@ class ChatFacts:
         """A loop that reads input or adds a user's message (not tool results) each pass."""
         if any(self.inside(call, loop) for call in self.nodes.input_calls):
             return True
+        if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and callee_name(loop.iter) == "range":
+            return False  # `for _ in range(3)`: a fixed number of rounds inside one request
         return any(self.inside(site, loop) and self._adds_user_turn(site) for site in history.growth)
 
     def _adds_user_turn(self, site: cst.CSTNode) -> bool:
