@@ -81,6 +81,11 @@ SETUP_FUNCTION = re.compile(
 )
 
 
+# a local read from a store and written back to it (Redis, a file, a database row)
+LOADS = re.compile(r"^(get|hget|load\w*|read\w*|fetch\w*|loads|retrieve\w*|get_\w+)$")
+SAVES = re.compile(r"^(set|hset|setex|save\w*|store\w*|put\w*|write\w*|persist\w*|dump|upsert\w*)$")
+
+
 HISTORY_ACCESSOR = re.compile(
     r"^(get_|full_|all_|entire_|whole_)?(transcript|history|conversation|messages|chat_history|message_history)$|"
     r"^(to_input_list|all_messages)$"
@@ -266,6 +271,9 @@ class ChatFacts:
             if isinstance(base, cst.Name) and base.value in ("self", "cls"):
                 klass = self.class_of(expr)
                 if klass is not None:
+                    getter = self._property_storage(klass, expr.attr.value, seen)
+                    if getter is not None:
+                        return getter
                     key = f"{klass.name.value}.{expr.attr.value}"
                     return Storage(key, "attribute", self.code(expr))
             session = self.session_object(base)
@@ -288,6 +296,18 @@ class ChatFacts:
             return returned
         if isinstance(expr, cst.Name):
             return self._name_storage(expr, seen)
+        return None
+
+    def _property_storage(self, klass: cst.ClassDef, attr: str, seen: frozenset) -> Storage | None:
+        """`self.history` read through `@property def history(self): return self._history`."""
+        for function in self.functions.get(attr, ()):
+            if self.class_of(function) is klass and id(function) not in seen and any(
+                callee_name(cst.Call(d.decorator)) in ("property", "cached_property") for d in function.decorators
+            ):
+                for value in self.returns(function):
+                    found = self.storage_of(value, seen | {id(function)})
+                    if found is not None:
+                        return found
         return None
 
     def _entry(self, container, key, expr, seen) -> Storage | None:
@@ -412,7 +432,31 @@ class ChatFacts:
         same = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == name.value), None)
         if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
             return self.storage_of(same, seen)
-        return self._loop_storage(name, value, scope)
+        return self._loop_storage(name, value, scope) or self._round_trip(name, value)
+
+    def _round_trip(self, name: cst.Name, value: cst.CSTNode) -> Storage | None:
+        """`h = json.loads(r.get(key))` ... `r.set(key, json.dumps(h))`: loaded from a store and
+        saved back whole in the same function, so it outlives the request."""
+        function = self.function_of(value)
+        if function is None or not isinstance(value, (cst.Call, cst.Await, cst.BooleanOperation)):
+            return None
+        loads = [n for n in walk(value) if isinstance(n, cst.Call) and LOADS.match(callee_name(n))]
+        if not loads:
+            return None
+        places = {self._place(call) for call in loads}  # the store and key it was read from
+        start = self.line(value)
+        for call in self.nodes.calls:
+            if SAVES.match(callee_name(call)) and self.line(call) > start and self.function_of(call) is function:
+                saved = [n.value for arg in call.args for n in walk(arg.value) if isinstance(n, cst.Name)]
+                if name.value in saved and any(p & self._place(call) for p in places):
+                    return Storage(f"{function.name.value}:{name.value}", "stored", name.value)
+        return None
+
+    def _place(self, call: cst.Call) -> frozenset:
+        """What names where a load/save goes: its receiver and its key arguments."""
+        receiver = {self.code(call.func.value)} if isinstance(call.func, cst.Attribute) else set()
+        keys = {self.code(a.value) for a in call.args if isinstance(a.value, (cst.Name, cst.Attribute, cst.FormattedString))}
+        return frozenset(receiver | keys)
 
     def _chained_storage(self, value: cst.CSTNode, name: cst.Name, seen: frozenset) -> Storage | None:
         """`h = store[sid] = []`: the local and the lasting entry are one list."""

@@ -153,7 +153,11 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
             package = "llama_index"  # llm.chat(messages): positional messages
         if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None:
             return None
-        return Sink(call, f"{package or 'chat'}.chat", package or "chat", _content(call))
+        if not package and keyword(call, "message") and keyword(call, "chat_history"):
+            package = "cohere"  # cohere v1: chat(message=..., chat_history=...)
+        receiver = parts[-2] if len(parts) > 1 and parts[-2] not in ("()", "?") else ""
+        api = f"{package}.chat" if package else f"{receiver or 'model'}.chat"  # as the code spells it
+        return Sink(call, api, package or "chat", _content(call))
     if last in AGENT_RUNS and len(parts) > 1:
         if keyword(call, "message_history") is not None:
             return Sink(call, f"pydantic_ai.Agent.{last}", "pydantic_ai", _content(call))

@@ -22,6 +22,7 @@ KIND = {
     "gradio": "Gradio's chat history, which the UI grows every turn",
     "loop": "a list kept across the iterations of the chat loop",
     "closure": "a variable the chat function closes over, kept between its calls",
+    "stored": "loaded from a store and saved back whole on every call",
 }
 SUGGEST = {
     "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
