@@ -408,6 +408,11 @@ class ChatFacts:
         assignments = list(scope[name.value])
         if assignments and all(isinstance(a.scope, GlobalScope) for a in assignments):
             if any(self._is_variable(getattr(a, "node", None)) for a in assignments):
+                if len(assignments) == 1:  # `history = st.session_state.setdefault("history", [])`
+                    value = self.bound_value(assignments[0].node)
+                    held = self.storage_of(value, seen) if isinstance(value, cst.BaseExpression) else None
+                    if held is not None and held.kind == "session":
+                        return held
                 return Storage(name.value, "module", name.value)
             return None
         outer = {a.scope for a in assignments} - {scope}
