@@ -64,6 +64,16 @@ def describe_error(exc: BaseException, source: bytes | str = b"") -> str:
     return f"internal error while analyzing: {type(exc).__name__}: {one_line(exc)}"
 
 
+TOO_DEEP_TREE = ("nested too deeply to analyze: an expression (a long chain of operators or of implicitly "
+                 "joined strings) is deeper than the analyzer's recursion limit; exclude the file if it is generated")
+
+
+def _text(source: bytes | str, module: cst.Module) -> str:
+    """The file's text as decoded for the parse (regenerating `module.code` recurses per level)."""
+    text = source if isinstance(source, str) else source.decode(module.encoding, errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def analyze_source(
     source: bytes | str,
     path: str,
@@ -89,10 +99,13 @@ def analyze_source(
             wrapper.visit_batched([rule(context) for rule in rules])
         # post-rule steps: cost projections and fixes for the history findings
         context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options, directory, context.data_files), module, wrapper)
+    except RecursionError:  # LibCST's visitors recurse once per level of the tree
+        result.error = FileError(path, TOO_DEEP_TREE)
+        return result
     except Exception as exc:  # a bug of ours on this file: say so, and go on with the others
         result.error = FileError(path, f"internal error in chatbound's analysis (please report it): {type(exc).__name__}: {one_line(exc)[:200]}")
         return result
-    suppressions = read_suppressions(module.code)
+    suppressions = read_suppressions(_text(source, module))
     result.warnings = bare_warnings(path, suppressions)
     result.findings = with_fingerprints(apply_suppressions(context.findings, suppressions))
     result.data_files = context.data_files

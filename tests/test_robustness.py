@@ -218,3 +218,16 @@ def test_the_progress_bar_goes_to_a_terminal_stderr_and_never_into_json_on_stdou
     monkeypatch.setattr(sys, "stderr", Terminal())
     cli = CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "json", "."])
     assert [f["path"] for f in json.loads(cli.stdout)["findings"]] == [f"m{i}.py" for i in range(4)]
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_one_error_line_in_any_rule_selection(write):
+    # valid Python, one bracket deep: 3,000 implicitly joined strings nest 3,000 levels in LibCST
+    joined = "TEXT = (\n" + "".join(f'    "part {i} "\n' for i in range(3000)) + ")\n"
+    root = write({"generated.py": TOP_K + joined, "good.py": TOP_K})
+    for selection in ([], ["--select", "RAG-EXCESSIVE-TOP-K"]):
+        result = check(root, *selection)
+        assert errors_of(result) == [
+            "error: generated.py: nested too deeply to analyze: an expression (a long chain of operators or of "
+            "implicitly joined strings) is deeper than the analyzer's recursion limit; exclude the file if it is generated"
+        ]
+        assert result.stdout.startswith("good.py:1:42:") and result.exit_code == 2
