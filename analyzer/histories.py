@@ -452,10 +452,25 @@ class ChatFacts:
         start = self.line(value)
         for call in self.nodes.calls:
             if SAVES.match(callee_name(call)) and self.line(call) > start and self.function_of(call) is function:
-                saved = [n.value for arg in call.args for n in walk(arg.value) if isinstance(n, cst.Name)]
-                if name.value in saved and any(p & self._place(call) for p in places):
+                whole = any(self._names_whole(arg.value, name.value) for arg in call.args)
+                if whole and any(p & self._place(call) for p in places):
                     return Storage(f"{function.name.value}:{name.value}", "stored", name.value)
         return None
+
+    @staticmethod
+    def _names_whole(expr: cst.CSTNode, name: str) -> bool:
+        """`name` appears in `expr` outside any slice or bounding call (`json.dumps(h)`, not `h[-20:]`)."""
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value == name:
+                return True
+            if isinstance(node, cst.Subscript) and slice_of(node) is not None:
+                continue
+            if isinstance(node, cst.Call) and is_bounding_name(callee_name(node)):
+                continue
+            stack.extend(node.children)
+        return False
 
     def _place(self, call: cst.Call) -> frozenset:
         """What names where a load/save goes: its receiver and its key arguments."""

@@ -237,6 +237,41 @@ class Worker:
                 return reply
             self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
 """,
+        # a token budget in a module helper: the loop stops once the budget is spent
+        """\
+history = []
+
+def fit(messages):
+    out, used = [], 0
+    for m in reversed(messages):
+        used += count_tokens(m)
+        if used > BUDGET:
+            break
+        out.insert(0, m)
+    return out
+
+def ask(q):
+    history.append({"role": "user", "content": q})
+    return client.chat.completions.create(model="gpt-4o", messages=fit(history))
+""",
+        # a fixed number of rounds inside one call, on a list set afresh
+        """\
+class Summarizer:
+    def summarize(self, doc):
+        self.messages = [{"role": "user", "content": doc}]
+        for _ in range(3):
+            r = client.chat.completions.create(model="gpt-4o", messages=self.messages)
+            self.messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            self.messages.append({"role": "user", "content": "Shorter."})
+""",
+        # loaded from a store, saved back with only the last 20 messages
+        """\
+def chat(uid, text):
+    history = json.loads(store.get(uid) or "[]")
+    history.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=history)
+    store.set(uid, json.dumps(history[-20:]))
+""",
         # a history only displayed, never sent
         """\
 import streamlit as st
@@ -630,6 +665,57 @@ def make_bot(client):
     return ask
 """,
             6, 69,
+        ),
+        # a missing entry defaulted with `h = d[k] = []`: the local is the entry
+        Invalid(
+            """\
+conversations = {}
+
+def chat(user, text):
+    thread = conversations.get(user)
+    if thread is None:
+        thread = conversations[user] = []
+    thread.append({"role": "user", "content": text})
+    return client.chat.completions.create(model="gpt-4o", messages=thread)
+""",
+            8, 68,
+        ),
+        # read through a property that returns the private list
+        Invalid(
+            """\
+class Tutor:
+    @property
+    def history(self):
+        return self._history
+
+    def reply(self, text):
+        self._history.append({"role": "user", "content": text})
+        return self.client.messages.create(model=MODEL, max_tokens=500, messages=self.history)
+""",
+            8, 82,
+        ),
+        # loaded from a store and saved back whole: outlives the request
+        Invalid(
+            """\
+def chat(uid, text):
+    history = json.loads(store.get(uid) or "[]")
+    history.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=history)
+    store.set(uid, json.dumps(history))
+""",
+            4, 69,
+        ),
+        # a module global rebound inside the chat function
+        Invalid(
+            """\
+HISTORY = []
+
+def chat(text):
+    global HISTORY
+    HISTORY = HISTORY + [{"role": "user", "content": text}]
+    return ollama.chat(model="llama3.1", messages=HISTORY)
+""",
+            6, 51,
         ),
         # framework memories that keep everything
         Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
