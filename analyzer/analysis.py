@@ -34,15 +34,27 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _syntax_error(exc: cst.ParserSyntaxError, source: bytes | str) -> str:
-    """CPython's own message where it has one (it names Python 2 prints), else LibCST's."""
+def python_syntax_error(source: bytes | str) -> str | None:
+    """CPython's own complaint about the file, or None: the cheap check (the stdlib parser,
+    30-50x faster than LibCST) for files the pre-check does not parse with LibCST."""
     try:
         compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as py:
         if py.lineno:
             return f"syntax error at {py.lineno}:{py.offset or 1}: {one_line(py.msg)}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
+        return f"syntax error: {one_line(py.msg)}"
+    except ValueError as exc:  # NUL bytes, bad encodings
+        return f"cannot read as Python: {one_line(exc)}"
+    except (RecursionError, MemoryError):
+        return "nested too deeply to parse (recursion limit reached)"
+    return None
+
+
+def _syntax_error(exc: cst.ParserSyntaxError, source: bytes | str) -> str:
+    """CPython's own message where it has one (it names Python 2 prints), else LibCST's."""
+    python = python_syntax_error(source)
+    if python is not None and python.startswith("syntax error at"):
+        return python
     match = re.search(r"error at (\d+):(\d+): (.*)", exc.message, re.S)
     if match:
         line, col, detail = match.groups()

@@ -21,12 +21,12 @@ from typing import Callable, Iterator, Sequence
 
 import pathspec
 
-from .analysis import FileResult, analyze_source, one_line
+from .analysis import FileResult, analyze_source, one_line, python_syntax_error
 from .cache import Cache
 from .config import Settings
 from .discovery import discover
 from .findings import FileError, Finding
-from .precheck import may_have_findings, trigger_words
+from .precheck import may_have_findings, nesting_problem, trigger_words
 from .registry import matches, select_rules
 from .rule import Rule
 
@@ -139,7 +139,9 @@ def run(
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
         elif not rules or not may_have_findings(source, words):
-            continue
+            problem = nesting_problem(source) or python_syntax_error(source)
+            if problem:  # not worth a LibCST parse, but still reported like ruff does
+                outcomes[index] = FileResult(shown, error=FileError(shown, problem))
         elif store is not None and (hit := store.get(shown, source)) is not None:
             outcomes[index] = hit
             result.cached += 1

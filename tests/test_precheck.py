@@ -82,3 +82,16 @@ def test_nesting_within_the_limit_and_brackets_in_strings_and_comments_are_fine(
     assert nesting_problem("s = '" + "(" * 500 + "'  # " + "[" * 500 + "\n") is None
     assert nesting_problem('s = """\n' + "{" * 500 + '\n"""\n') is None
     assert nesting_problem("line = '-' * 400\n# " + "-" * 400 + "\n") is None
+
+
+def test_a_file_the_precheck_skips_still_reports_its_syntax_error(write, monkeypatch):
+    from chatbound.config import Settings
+    from chatbound.runner import run
+
+    root = write({"notes.py": "def helper(:\n    return 1\n", "deep.py": "x = " + "(" * 300 + ")" * 300 + "\n", "ok.py": "x = 1\n"})
+    monkeypatch.chdir(root)
+    result = run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]))
+    assert result.parsed == []  # nothing in these files can hold a retrieval finding
+    assert sorted((e.path, e.message.split(":")[0]) for e in result.errors) == [
+        ("deep.py", "nested too deeply"), ("notes.py", "syntax error at 1"),
+    ]
