@@ -41,10 +41,11 @@ def _digest(*parts: bytes) -> str:
 
 
 def _code_files(rules: Iterable[type[Rule]]) -> list[Path]:
-    """chatbound's own modules and the selected rules' modules: editing one invalidates."""
+    """chatbound's own modules (sub-packages too: the engine drives the cost projections)
+    and the selected rules' modules: editing one invalidates."""
     here = Path(__file__).resolve().parent
     modules = {Path(importlib.import_module(rule.__module__).__file__ or "") for rule in rules}
-    return sorted({*here.glob("*.py"), *modules})
+    return sorted({*here.rglob("*.py"), *modules})
 
 
 def _libcst_version() -> str:
