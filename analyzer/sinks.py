@@ -76,6 +76,19 @@ MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "
 CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", "post", *AGENT_RUNS, *METHODS})
 
 
+def trigger_words() -> frozenset[str]:
+    """Lower-case words one of which every file with a model call or a chat memory holds (the
+    memory rules' pre-check words), derived from the tables above so that they cannot drift."""
+    words = {tail[-2] for tail, _, _ in SHAPES}  # completions, messages, chat, models, responses, ...
+    words |= set(METHODS)  # a method sink spells its own name
+    words |= {"completion", "chat"} | set(PACKAGES)  # completion(), pkg.chat(), ollama.generate()
+    words |= set(MESSAGE_KEYWORDS) | {"prompt", "runner"}  # post(json={"messages": ...}); Runner.run
+    # models known by their constructor (chatbound.histories.CLIENT_METHODS) and chat memories
+    words |= {"autogen", "memory", "session", "history", "conversation"}
+    lowered = {word.lower() for word in words}
+    return frozenset(w for w in lowered if not any(o != w and o in w for o in lowered))  # "chat" covers "achat"
+
+
 def dotted(expr: cst.BaseExpression) -> list[str]:
     """`self.client.chat.completions.create` -> ['self', 'client', 'chat', ...]; calls become '()'."""
     parts: list[str] = []

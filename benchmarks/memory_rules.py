@@ -1,6 +1,6 @@
 """Cost of the memory rules relative to the one-pass analysis every rule shares.
 
-Every fixture app of fixtures/memory_dev and fixtures/memory is analyzed (1) with a rule
+Every fixture app of fixtures/memory_dev, fixtures/memory and fixtures/memory_review is analyzed (1) with a rule
 that only computes the shared metadata (parse, one traversal, scopes, qualified names,
 parents, positions) and (2) with both memory rules; the ratio says what the chat facts and
 the two rules add on top of what any metadata-reading rule pays. A second ratio checks growth: one module made of 8 copies of
@@ -21,7 +21,7 @@ from chatbound.registry import all_rules
 from chatbound.rule import Rule
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [p.read_text() for folder in ("memory_dev", "memory") for p in sorted((ROOT / "fixtures" / folder).glob("*.py"))]
+SOURCES = [p.read_text() for folder in ("memory_dev", "memory", "memory_review") for p in sorted((ROOT / "fixtures" / folder).glob("*.py"))]
 RULES = [r for r in all_rules() if r.ID.startswith("MEMORY-")]
 
 
