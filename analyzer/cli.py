@@ -19,7 +19,7 @@ from .config import ConfigError, Settings, load_settings
 from .findings import Finding, Severity
 from .registry import all_rules, rule_by_id, unknown_codes
 from .reporters.text import summary
-from .runner import RunResult, run
+from .runner import plain_warnings, RunResult, run
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -102,6 +102,7 @@ def exit_code(result: RunResult, fail_on: Severity, exit_zero: bool) -> int:
 @click.version_option(__version__, "--version", prog_name="chatbound")
 def main() -> None:
     """Find chat code that pays for its whole history on every model call."""
+    plain_warnings()
 
 
 @main.command()

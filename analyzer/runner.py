@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import stat
 import sys
+import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -210,8 +211,20 @@ def _chunks(jobs: list[_Job], workers: int) -> list[list[_Job]]:
     return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
 
+def plain_warnings() -> None:
+    """Warnings from the libraries we drive (e.g. the token estimator's fallback) as one
+    `warning: ...` line on stderr, in the main process and in every worker."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"warning: {one_line(message)}", file=sys.stderr)
+
+    warnings.showwarning = show
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=plain_warnings
+    )
 
 
 def _in_pool(

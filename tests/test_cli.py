@@ -269,3 +269,20 @@ def test_colour_only_on_a_tty_and_never_with_no_color(monkeypatch):
     assert _colour(_Stream(False)) is False
     monkeypatch.setenv("NO_COLOR", "1")
     assert _colour(_Stream(True)) is False
+
+
+def test_a_library_warning_is_one_plain_line_on_stderr(write):
+    prompt = "SYSTEM_PROMPT = '" + "Answer politely. " * 200 + "'\n"
+    root = write({"pyproject.toml": "[tool.chatbound]\nencoding = 'no_such_encoding'\n", "app.py": prompt})
+    proc = subprocess.run([sys.executable, "-m", "chatbound", "check", ".", "--no-cache"], cwd=root,
+                          capture_output=True, text=True)
+    warnings = [line for line in proc.stderr.splitlines() if "no_such_encoding" in line]
+    assert proc.returncode == 1 and len(warnings) == 1
+    assert warnings[0].startswith("warning: token encoding 'no_such_encoding' could not be loaded offline")
+
+
+def test_a_very_long_source_line_is_clipped_under_the_finding(write):
+    root = write({"app.py": "docs = store.similarity_search(question, k=20)" + "  # " + "x" * 500 + "\n"})
+    lines = check("app.py", cwd=root).output.splitlines()
+    assert lines[2].endswith(" ...") and len(lines[2]) == len("1 | ") + 160 + 4
+    assert lines[3] == "  | " + " " * 41 + "^^^^"

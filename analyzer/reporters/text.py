@@ -9,6 +9,7 @@ import click
 from ..findings import Finding, Severity
 from ..runner import RunResult
 
+MAX_SHOWN = 160  # characters of a source line shown under a finding
 COLOURS = {Severity.HIGH: "red", Severity.MEDIUM: "yellow", Severity.LOW: "blue"}
 
 
@@ -17,6 +18,9 @@ def _caret(finding: Finding, line: str, colour: bool) -> list[str]:
     pad = " " * len(number)
     start = finding.span.col - 1
     end = finding.span.end_col - 1 if finding.span.end_line == finding.span.line else len(line)
+    if len(line) > MAX_SHOWN:  # a generated or minified line: show its start, clip the carets
+        line = line[:MAX_SHOWN] + " ..."
+        start, end = min(start, MAX_SHOWN), min(end, MAX_SHOWN)
     carets = "^" * max(1, end - start)
     style = (lambda s: click.style(s, fg=COLOURS[finding.severity], bold=True)) if colour else str
     return [f"{pad} |", f"{number} | {line}", f"{pad} | {' ' * start}{style(carets)}"]
