@@ -8,9 +8,6 @@ flags the same history in the same scope; otherwise it is dropped with the reaso
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +16,7 @@ from typing import Any, Iterable, Sequence
 import libcst as cst
 
 from .analysis import FileResult, analyze_source, describe_error
+from .atomic import write_atomic
 from .findings import Edit, FileError, Finding
 from .fixes import source_lines
 from .rule import Rule
@@ -128,37 +126,6 @@ def fix_source(
             kept, result.fixed = trial, text
             result.applied.append(finding)
     return result
-
-
-def _inside(target: Path, roots: Sequence[Path]) -> bool:
-    """Whether ``target`` (resolved) lies in a checked folder: a root that is a folder, or the
-    folder of a root that is a file (a file root is not resolved: it may be the link itself)."""
-    folders = [(root if root.is_dir() else root.absolute().parent).resolve() for root in roots]
-    return any(folder in target.parents for folder in folders)
-
-
-def write_atomic(path: Path, data: bytes, roots: Sequence[Path]) -> None:
-    """Replace the file behind ``path`` by ``data`` through a temporary file in its folder.
-
-    Permissions are kept. A symlink is followed only when its target lies inside ``roots``
-    (the checked tree); otherwise the write is refused with an OSError.
-    """
-    target = path.resolve()
-    if target != path.absolute() and not _inside(target, roots):
-        raise OSError(f"not written: {path} is a symlink to {target}, outside the checked tree")
-    mode = stat.S_IMODE(target.stat().st_mode)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 @dataclass

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from .findings import Finding
-from .noqa import write_atomically
+from .atomic import write_atomic
 
 VERSION = 1
 
@@ -37,7 +37,7 @@ def baseline_document(findings: list[Finding]) -> dict:
 def write_baseline(path: Path, findings: list[Finding]) -> None:
     """The active findings, one entry each, written atomically."""
     text = json.dumps(baseline_document([f for f in findings if f.suppressed is None]), indent=2) + "\n"
-    write_atomically(path, text.encode("utf-8"))
+    write_atomic(path, text.encode("utf-8"))
 
 
 def read_baseline(path: Path) -> set[str]:

@@ -10,8 +10,6 @@ atomically (temp file + os.replace, permissions kept) and only when the result s
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from .atomic import write_atomic
 from .findings import FileError, Finding
 from .fixes import source_lines
 from .suppressions import PATTERN
@@ -30,27 +29,6 @@ class NoqaResult:
     files: int = 0
     errors: list[FileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step, keeping its permissions (a new file gets the
-    permissions `open()` would give it)."""
-    path = path.resolve()
-    if path.exists():
-        mode = os.stat(path).st_mode & 0o7777
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
 
 
 @dataclass
@@ -142,7 +120,7 @@ def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) ->
         result.errors.append(FileError(shown, f"left unchanged: it would not parse ({type(exc).__name__})"))
         return
     try:
-        write_atomically(path, data)
+        write_atomic(path, data)
     except OSError as exc:
         result.errors.append(FileError(shown, f"cannot write: {exc.strerror or exc}"))
         return

@@ -16,7 +16,8 @@ import pytest
 
 import chatbound.registry as registry
 from chatbound.analysis import analyze_source
-from chatbound.apply import apply_edits, fix_source, write_atomic
+from chatbound.apply import apply_edits, fix_source
+from chatbound.atomic import write_atomic
 from chatbound.findings import Edit, Finding, Fix, Severity, Span
 from chatbound.rule import Rule
 
