@@ -40,6 +40,8 @@ def python_syntax_error(source: bytes | str) -> str | None:
     try:
         compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as py:
+        if "codec can't decode" in py.msg:  # as analyze_source says it for a parsed file
+            return f"cannot decode the file: {one_line(py.msg)}"
         if py.lineno:
             return f"syntax error at {py.lineno}:{py.offset or 1}: {one_line(py.msg)}"
         return f"syntax error: {one_line(py.msg)}"

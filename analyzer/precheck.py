@@ -1,9 +1,13 @@
 """Cheap textual tests on a file's bytes, before the LibCST parse.
 
-`may_have_findings` decides which files are parsed at all: a file that holds none of the
-selected rules' trigger words (`Rule.TRIGGERS`) cannot produce a finding, so it is skipped.
-A rule without TRIGGERS makes every file a candidate: the pre-check never hides a finding
-by guessing what a rule needs.
+`may_have_findings` decides which files are parsed at all: a file in which none of the
+selected rules' triggers (`Rule.TRIGGERS`) occurs cannot produce a finding, so it is skipped.
+A trigger is a word (found case-insensitively anywhere) or a compiled bytes pattern of the
+code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`). A pattern runs only on files
+holding one of the literal words every match of it contains (read from its parse tree:
+`similarity_search`), looked up in the lower-cased text, so most files cost a few
+substring tests. A rule without TRIGGERS makes every file a candidate: the pre-check never
+hides a finding by guessing what a rule needs.
 
 `nesting_problem` protects the process: LibCST's native parser recurses on the C stack and
 crashes (SIGSEGV) on a few thousand nested brackets or prefix operators. CPython itself
@@ -13,9 +17,16 @@ than that is not valid Python and is reported instead of parsed.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+from dataclasses import dataclass
 from typing import Iterable
+
+try:
+    import re._parser as _parser  # Python 3.11+
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _parser
 
 from .rule import Rule
 
@@ -40,22 +51,96 @@ _PREFIX_RUN = re.compile(
 )
 
 
-def trigger_words(rules: Iterable[type[Rule]]) -> frozenset[bytes] | None:
-    """The lower-cased words any of `rules` needs; None when some rule needs every file."""
-    words: set[bytes] = set()
+@dataclass(frozen=True)
+class Triggers:
+    """The selected rules' triggers, ready to search: words, and patterns each with the words
+    one of which every match of it contains (so the pattern runs only where one occurs)."""
+
+    words: tuple[bytes, ...]
+    # (anchors, pattern, whether it runs on the lower-cased text)
+    shapes: tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...]
+
+    def search(self, source: bytes) -> bool:
+        lowered = source.lower()
+        if any(word in lowered for word in self.words):
+            return True
+        return any(
+            (anchors is None or any(anchor in lowered for anchor in anchors))
+            and pattern.search(lowered if on_lowered else source) is not None
+            for anchors, pattern, on_lowered in self.shapes
+        )
+
+
+_REPEATS = {_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", _parser.MAX_REPEAT)}
+
+
+def _anchors(items) -> frozenset[bytes] | None:
+    """Lower-cased words, one of which is in every text the parsed pattern matches; None when
+    the pattern has no literal of at least 3 characters that every match needs."""
+    best: frozenset[bytes] | None = None
+
+    def consider(found: frozenset[bytes] | None) -> None:
+        nonlocal best
+        if found and min(map(len, found)) >= 3 and (best is None or min(map(len, found)) > min(map(len, best))):
+            best = found
+
+    run = bytearray()
+    for op, av in items:
+        if op is _parser.LITERAL:
+            run.append(av)
+            continue
+        consider(frozenset([bytes(run).lower()]) if run else None)
+        run = bytearray()
+        if op is _parser.SUBPATTERN:
+            consider(_anchors(av[-1]))
+        elif op is _parser.BRANCH:
+            alternatives = [_anchors(alternative) for alternative in av[1]]
+            if all(alternatives):
+                consider(frozenset().union(*alternatives))
+        elif op in _REPEATS and av[0] >= 1:
+            consider(_anchors(av[2]))
+        elif op is getattr(_parser, "ATOMIC_GROUP", None):
+            consider(_anchors(av))
+    consider(frozenset([bytes(run).lower()]) if run else None)
+    return best
+
+
+def _shape(pattern: re.Pattern) -> tuple[frozenset[bytes] | None, re.Pattern[bytes], bool]:
+    if isinstance(pattern.pattern, str):
+        pattern = re.compile(pattern.pattern.encode("utf-8"), pattern.flags & ~re.U)
+    try:
+        anchors = _anchors(_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # an unforeseen parse tree only costs the shortcut
+        anchors = None
+    # re.I with no upper-case letter outside escapes: the same matches, case-sensitively, on
+    # the lower-cased text (several times faster than folding case at every position)
+    if pattern.flags & re.I and not re.search(rb"[A-Z]", re.sub(rb"\\.", b"", pattern.pattern)):
+        return anchors, re.compile(pattern.pattern, pattern.flags & ~re.I), True
+    return anchors, pattern, False
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(triggers: tuple[str | re.Pattern, ...]) -> Triggers:
+    unique = dict.fromkeys(triggers)
+    return Triggers(
+        words=tuple(t.lower().encode("utf-8") for t in unique if isinstance(t, str)),
+        shapes=tuple(_shape(t) for t in unique if not isinstance(t, str)),
+    )
+
+
+def trigger_words(rules: Iterable[type[Rule]]) -> Triggers | None:
+    """The triggers of `rules`, ready to search; None when some rule needs every file."""
+    triggers: list[str | re.Pattern] = []
     for rule in rules:
         if rule.TRIGGERS is None:
             return None
-        words.update(word.lower().encode("utf-8") for word in rule.TRIGGERS)
-    return frozenset(words)
+        triggers.extend(rule.TRIGGERS)
+    return _compiled(tuple(triggers))
 
 
-def may_have_findings(source: bytes, words: frozenset[bytes] | None) -> bool:
-    """False only when the file holds none of the words: then no selected rule can report."""
-    if words is None:
-        return True
-    lowered = source.lower()
-    return any(word in lowered for word in words)
+def may_have_findings(source: bytes, triggers: Triggers | None) -> bool:
+    """False only when no trigger occurs in the file: then no selected rule can report."""
+    return triggers is None or triggers.search(source)
 
 
 def nesting_problem(source: bytes | str) -> str | None:

@@ -112,10 +112,12 @@ class Rule(cst.BatchableCSTVisitor):
     OPTIONS: ClassVar[dict[str, Option]] = {}
     VALID: ClassVar[Sequence[str | Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
-    # Words (matched case-insensitively in the file's bytes) without which the rule cannot
-    # report: the pre-check parses only files holding one of the selected rules' words.
-    # None means "always parse"; list every word a finding needs, or leave it None.
-    TRIGGERS: ClassVar[tuple[str, ...] | None] = None
+    # What a file must contain for the rule to report: words (matched case-insensitively
+    # anywhere in the file's bytes) or compiled bytes patterns of the code shape a finding
+    # needs (re.compile(rb"\bbind_tools\s*\(")). The pre-check parses only files in which
+    # one of the selected rules' triggers occurs. None means "always parse": every finding
+    # must sit where one trigger matches, or leave it None.
+    TRIGGERS: ClassVar[tuple[str | re.Pattern[bytes], ...] | None] = None
 
     METADATA_DEPENDENCIES = (
         PositionProvider,

@@ -68,7 +68,16 @@ class AgentOversizedHandoff(ChatRule):
     SEVERITY = Severity.HIGH
     SUMMARY = "A second agent receives the whole conversation instead of a brief."
     TAGS = ("cost", "llm", "agents")
-    TRIGGERS = (*HANDOFF_VERBS, *SPECIALIST_WORDS, "agent", "Send", "gather", "create_task")
+    # The calls `_may_hand_off` accepts: every finding is reported on one of them.
+    TRIGGERS = (
+        re.compile(rb"\ba?(?:%s)(?:_[\w\x80-\xff]*)?[\s)]*\(" % b"|".join(v.encode() for v in HANDOFF_VERBS), re.I),
+        re.compile(rb"\b(?:Send|%s)[\s)]*\(" % b"|".join(f.encode() for f in FAN_OUTS)),
+        re.compile(rb"\bRunner[\s)]*\."),
+        # a specialist's run/invoke/chat: the receiver is named for its role
+        re.compile(rb"(?:%s)[\w\x80-\xff]*[\s)]*\.\s*(?:%s)[\s)]*\(" % (
+            b"|".join(w.encode() for w in SPECIALIST_WORDS), b"|".join(m.encode() for m in sorted(RUN_METHODS)),
+        ), re.I),
+    )
 
     VALID = [
         # a brief built for the handoff

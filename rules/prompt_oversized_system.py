@@ -86,7 +86,13 @@ class PromptOversizedSystem(Rule):
     SUMMARY = "A large system prompt is paid for again on every model call."
     TAGS = ("cost", "llm", "prompt")
     OPTIONS = {"max-system-tokens": Option(int, 300, "Most tokens in a system prompt before a finding.")}
-    TRIGGERS = ("system", "prompt", "instruction", "developer")
+    TRIGGERS = (
+        # a constant named like a system prompt, or a system=/instructions=/prompt= keyword
+        re.compile(rb"(?:system|prompt|instruction)[\w\x80-\xff]*[\s)]*(?::[^=\n]*)?=", re.I),
+        # {"role": "system"}, dict(role="developer"), ("system", ...)
+        re.compile(rb"[\"'](?:system|developer)[\"']"),
+        re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
+    )
 
     VALID = [
         'SYSTEM_PROMPT = "You are a helpful support assistant. Answer briefly."',

@@ -121,8 +121,13 @@ class RagExcessiveTopK(Rule):
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
     # Every finding sits on one of these calls or keywords, or in a pgvector query string.
     TRIGGERS = (
-        *COUNT_ARGUMENT, *ANYWHERE, *RESULT_COUNT, "collection_name", "as_retriever",
-        "<->", "<=>", "<#>", "<+>",
+        # similarity_search*, max_marginal_relevance_search* (and their a- twins) called
+        re.compile(rb"(?:similarity_search|max_marginal_relevance_search)\w*[\s)]*\("),
+        re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(
+            name.encode() for name in (*COUNT_ARGUMENT, "as_retriever") if "search" not in name
+        )),
+        re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in (*ANYWHERE, *RESULT_COUNT, "collection_name"))),
+        re.compile(rb"<->|<=>|<#>|<\+>"),
     )
 
     VALID = [

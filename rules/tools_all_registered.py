@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -111,7 +112,14 @@ class ToolsAllRegistered(Rule):
     SUMMARY = "Every tool's schema is attached to every request, not the few it needs."
     TAGS = ("cost", "llm", "tools")
     OPTIONS = {"max-tools": Option(int, 5, "Tools attached to one call from which a finding is reported.")}
-    TRIGGERS = ("tool", "functions")
+    TRIGGERS = (
+        re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in TOOL_KEYWORDS)),
+        # a tools list passed positionally
+        re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(
+            name.encode() for name, index in TOOL_TAKERS.items() if index is not None
+        )),
+        re.compile(rb"@\s*\w+\s*\.\s*(?:%s)\b" % b"|".join(d.encode() for d in AGENT_TOOL_DECORATORS)),
+    )
 
     VALID = [
         "llm = model.bind_tools([search, lookup_order])",

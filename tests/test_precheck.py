@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chatbound.config import Settings
@@ -26,6 +28,12 @@ def test_every_fixture_folder_gives_the_same_findings_with_and_without_the_prech
     without = run([folder], Settings(root=folder), precheck=False)
     assert _found(with_precheck) == _found(without)
     assert with_precheck.errors == without.errors
+    # while one rule has no triggers every file is parsed: check each rule's own triggers too
+    rules = {rule.ID: rule for rule in all_rules()}
+    for finding in without.findings:
+        assert may_have_findings((folder / finding.path).read_bytes(), trigger_words([rules[finding.rule_id]])), (
+            finding.path, finding.span.line, finding.rule_id,
+        )
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=[r.ID for r in all_rules()])
@@ -33,6 +41,73 @@ def test_each_rules_own_invalid_examples_pass_its_precheck(rule):
     words = trigger_words([rule])
     for example in rule.INVALID:
         assert may_have_findings(example.code.encode(), words), example.code
+
+
+# Realistic code that mentions what a rule is about without the shape a finding needs.
+NEAR_MISSES = {
+    "RAG-EXCESSIVE-TOP-K": [
+        "# similarity_search was too slow here; we query the cache instead\nTOP_K = 20\n",
+        "def top_k_accuracy(scores, labels, k=5):\n    return sum(l in s[:k] for s, l in zip(scores, labels)) / len(labels)\n",
+        "results = github.search(q='vector index', limit=50)\nretriever_name = 'bm25'\n",
+    ],
+    "PROMPT-OVERSIZED-SYSTEM": [
+        "import os, platform\nif platform.system() == 'Windows':\n    os.system('cls')\n",
+        "answer = input('prompt> ')\nprint(f'Follow the instructions in {path}')\n",
+        "def show_prompt(text):\n    sys.ps1 = text\n",
+        "# The system message is built in prompts.py\nunit = Unit('chat.service', after=['network.target'])\n",
+    ],
+    "TOOLS-ALL-REGISTERED": [
+        "import functools, itertools\nfrom setuptools import setup\ntool = get_tool('ruff')\n",
+        "all_tools = registry.list()\nprint(len(all_tools), 'tools registered')\n",
+        "@functools.cache\ndef toolbar():\n    return Toolbar(functions_menu)\n",
+    ],
+    "AGENT-OVERSIZED-HANDOFF": [
+        "from typing import ForwardRef\nT = ForwardRef('Tree')\nagent_name = 'triage'\n",
+        "import datetime\nwait = datetime.timedelta(seconds=5)\nself.child.close()\n",
+        "def route(request):\n    return worker_pool.size, transfer_encoding\n",
+        "asyncio.run(main())\nsupervisor_config = load()\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(NEAR_MISSES))
+def test_the_precheck_skips_near_misses_that_lack_the_shape_a_finding_needs(rule_id):
+    rule = {rule.ID: rule for rule in all_rules()}[rule_id]
+    triggers = trigger_words([rule])
+    for code in NEAR_MISSES[rule_id]:
+        assert not may_have_findings(code.encode(), triggers), code
+
+
+def test_pattern_triggers_keep_their_flags_and_mix_with_words():
+    class Shaped(Rule):
+        ID = "TEST-SHAPED"
+        TRIGGERS = (
+            re.compile(rb"\bbind_tools\s*\("), re.compile(rb"role:\s*system", re.I),
+            re.compile(rb"\bMessages\s*\+=", re.I), "Top_K",
+        )
+
+    triggers = trigger_words([Shaped])
+    assert may_have_findings(b"llm = model.bind_tools ([a])\n", triggers)
+    assert not may_have_findings(b"llm = model.rebind_tools([a])\n", triggers)
+    assert may_have_findings(b"# ROLE: System\n", triggers)
+    assert may_have_findings(b"MESSAGES += [m]\n", triggers)
+    assert not may_have_findings(b"messages + [m]\n", triggers)
+    assert may_have_findings(b"x = TOP_K\n", triggers)
+    assert not may_have_findings(b"bind_tools = None\n", triggers)
+
+
+def test_a_pattern_runs_only_where_a_word_every_match_needs_occurs():
+    from chatbound.precheck import _compiled
+
+    shapes = {p.pattern: anchors for anchors, p, _ in _compiled((
+        re.compile(rb"\b(?:query_points|near_text)\s*\("),
+        re.compile(rb"(?:system|prompt)\w*\s*=", re.I),
+        re.compile(rb"@\s*\w+\.tool"),
+        re.compile(rb"<->|<=>"),
+    )).shapes}
+    assert list(shapes.values()) == [
+        frozenset({b"query_points", b"near_text"}), frozenset({b"system", b"prompt"}), frozenset({b".tool"}), None,
+    ]
 
 
 class Plain(Rule):
