@@ -445,7 +445,7 @@ class ChatFacts:
         function = self.function_of(value)
         if function is None or not isinstance(value, (cst.Call, cst.Await, cst.BooleanOperation)):
             return None
-        loads = [n for n in walk(value) if isinstance(n, cst.Call) and LOADS.match(callee_name(n))]
+        loads = [n for n in walk(value) if isinstance(n, cst.Call) and LOADS.match(callee_name(n)) and not self._on_param(n)]
         if not loads:
             return None
         places = {self._place(call) for call in loads}  # the store and key it was read from
@@ -456,6 +456,14 @@ class ChatFacts:
                 if whole and any(p & self._place(call) for p in places):
                     return Storage(f"{function.name.value}:{name.value}", "stored", name.value)
         return None
+
+    def _on_param(self, call: cst.Call) -> bool:
+        """`ctx.store.get(...)` on a parameter: a store handed in for one run, not one that lasts."""
+        base = call.func
+        while isinstance(base, (cst.Attribute, cst.Call)):
+            base = base.value if isinstance(base, cst.Attribute) else base.func
+        return isinstance(base, cst.Name) and base.value not in ("self", "cls") and isinstance(
+            self.assignment_before(base), cst.Param)
 
     @staticmethod
     def _names_whole(expr: cst.CSTNode, name: str) -> bool:

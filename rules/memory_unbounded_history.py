@@ -272,6 +272,14 @@ def chat(uid, text):
     reply = client.chat.completions.create(model="gpt-4o", messages=history)
     store.set(uid, json.dumps(history[-20:]))
 """,
+        # a per-run scratchpad in a store handed to the step (a workflow context), not a lasting one
+        """\
+async def take_step(ctx, llm_input):
+    scratchpad = await ctx.store.get("scratchpad", default=[])
+    reply = await llm.achat([*llm_input, *scratchpad])
+    scratchpad.append(reply.message)
+    await ctx.store.set("scratchpad", scratchpad)
+""",
         # a history only displayed, never sent
         """\
 import streamlit as st
