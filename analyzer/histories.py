@@ -443,7 +443,7 @@ class ChatFacts:
         """`h = json.loads(r.get(key))` ... `r.set(key, json.dumps(h))`: loaded from a store and
         saved back whole in the same function, so it outlives the request."""
         function = self.function_of(value)
-        if function is None or not isinstance(value, (cst.Call, cst.Await, cst.BooleanOperation)):
+        if function is None or not isinstance(value, (cst.Call, cst.Await, cst.BooleanOperation, cst.IfExp)):
             return None
         loads = [n for n in walk(value) if isinstance(n, cst.Call) and LOADS.match(callee_name(n)) and not self._on_param(n)]
         if not loads:
@@ -999,17 +999,23 @@ class ChatFacts:
 
     def rebuilt_before(self, flow: Flow) -> bool:
         """The sending function sets the history afresh before the send: a per-request list."""
-        function = self.function_of(flow.site)
-        if function is None:
+        return self._rebuilt_before(flow.history, flow.site, frozenset())
+
+    def _rebuilt_before(self, history: History, site: cst.CSTNode, seen: frozenset) -> bool:
+        """Set afresh before `site` in its function, or before every call of a helper that sends it."""
+        function = self.function_of(site)
+        if function is None or id(function) in seen:
             return False
-        for node in flow.history.definitions:
-            if self.function_of(node) is not function or self.line(node) >= self.line(flow.site):
+        for node in history.definitions:
+            if self.function_of(node) is not function or self.line(node) >= self.line(site):
                 continue
             conditional = any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function)
-            outer = [loop for loop in self.loops_of(flow.site) if id(loop) not in {id(l) for l in self.loops_of(node)}]
-            if not conditional and not any(self._takes_user_turns(loop, flow.history) for loop in outer):
+            outer = [loop for loop in self.loops_of(site) if id(loop) not in {id(l) for l in self.loops_of(node)}]
+            if not conditional and not any(self._takes_user_turns(loop, history) for loop in outer):
                 return True  # set afresh on every call; a loop after it is a tool loop, not a chat
-        return False
+        callers = [c for c in self.nodes.calls if callee_name(c) == function.name.value and function in self.callees(c)]
+        seen = seen | {id(function)}
+        return bool(callers) and all(self._rebuilt_before(history, caller, seen) for caller in callers)
 
     def _takes_user_turns(self, loop: cst.CSTNode, history: History) -> bool:
         """A loop that reads input or adds a user's message (not tool results) each pass."""

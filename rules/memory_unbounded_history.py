@@ -264,6 +264,18 @@ class Summarizer:
             self.messages.append({"role": "assistant", "content": r.choices[0].message.content})
             self.messages.append({"role": "user", "content": "Shorter."})
 """,
+        # sent by a helper whose only caller sets the list afresh first
+        """\
+class Debate:
+    def _speak(self):
+        return client.messages.create(model=MODEL, max_tokens=300, messages=self.transcript)
+
+    def run(self, topic):
+        self.transcript = [{"role": "user", "content": topic}]
+        for _ in range(ROUNDS):
+            self.transcript.append({"role": "assistant", "content": self._speak().content[0].text})
+            self.transcript.append({"role": "user", "content": "Respond to that."})
+""",
         # loaded from a store, saved back with only the last 20 messages
         """\
 def chat(uid, text):
