@@ -165,6 +165,11 @@ class AgentOversizedHandoff(ChatRule):
         candidates = [c for c in self.nodes.calls if self._may_hand_off(c, fan_out)]
         if not candidates:
             return  # the chat facts (and their metadata) are built only for a possible handoff
+        # a call that is only a candidate because the module fans out must be one of the workers
+        # (only parent links, far cheaper than the scopes and qualified names the facts need)
+        candidates = [c for c in candidates if self._may_hand_off(c, False) or self._fanned_out(c)]
+        if not candidates:
+            return
         facts = self.chat_facts()
         self.facts = facts
         global_filter = any(
@@ -222,13 +227,13 @@ class AgentOversizedHandoff(ChatRule):
 
     def _fanned_out(self, call: cst.Call) -> bool:
         """Each worker's call in `asyncio.gather(*(w.run(h) for w in ws))` or `create_task` in a loop."""
-        for parent in self.facts.ancestors(call):
+        for parent in self._ancestors(call):
             if isinstance(parent, cst.Call):
                 name = callee_name(parent)
                 if name == "gather":
                     return True
                 if name == "create_task":
-                    return any(isinstance(a, (cst.For, cst.ListComp, cst.GeneratorExp)) for a in self.facts.ancestors(parent))
+                    return any(isinstance(a, (cst.For, cst.ListComp, cst.GeneratorExp)) for a in self._ancestors(parent))
                 if parent.func is not call:
                     return False
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
