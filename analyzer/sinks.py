@@ -79,7 +79,8 @@ CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_complet
 def trigger_words() -> frozenset[str]:
     """Lower-case words one of which every file with a model call or a chat memory holds (the
     memory rules' pre-check words), derived from the tables above so that they cannot drift."""
-    words = {tail[-2] for tail, _, _ in SHAPES}  # completions, messages, chat, models, responses, ...
+    verbs = {"create", "parse", "stream", "complete", "complete_async", "stream_async"}
+    words = {max((p for p in tail if p not in verbs), key=len) for tail, _, _ in SHAPES}  # completions, ...
     words |= set(METHODS)  # a method sink spells its own name
     words |= {"completion", "chat"} | set(PACKAGES)  # completion(), pkg.chat(), ollama.generate()
     words |= set(MESSAGE_KEYWORDS) | {"prompt", "runner"}  # post(json={"messages": ...}); Runner.run

@@ -12,7 +12,7 @@ from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, History, walk
 from chatbound.messages import ROLE_CLASSES, callee_name, is_count_slice, slice_of, string
 from chatbound.rule import Invalid
-from chatbound.sinks import keyword, positional
+from chatbound.sinks import keyword, positional, trigger_words
 
 TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
 SUGGESTION = (
@@ -56,6 +56,7 @@ class MemoryWindowSplitsTurn(ChatRule):
     """
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"
+    TRIGGERS = tuple(sorted(trigger_words()))  # every model call or chat memory spells one of these
     NAME = "memory-window-splits-turn"
     SEVERITY = Severity.MEDIUM
     SUMMARY = "A message-count window can cut a tool call from its result or drop the system prompt."
