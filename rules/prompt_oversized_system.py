@@ -170,14 +170,19 @@ class PromptOversizedSystem(Rule):
         # (expression, how it was found: "name" | "prompt-name" | "sent" | "cached", the node that uses it)
         self.candidates: list[tuple[cst.BaseExpression, str, cst.CSTNode]] = []
         self.function_depth = 0
+        self.assigned: set[str] = set()  # names bound by `name = ...` anywhere in the module
 
     # --- where system prompts are defined or sent ----------------------------------
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.assigned.add(target.target.value)
             self._named(target.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.assigned.add(node.target.value)
         if node.value is not None:
             self._named(node.target, node.value)
 
@@ -245,6 +250,8 @@ class PromptOversizedSystem(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
         for expression, kind, use in self.candidates:
+            if isinstance(expression, cst.Name) and expression.value not in self.assigned:
+                continue  # a parameter or an import: no text here, and no need for the scope analysis
             text = text_of(self, expression)
             if text is None:
                 continue
