@@ -146,6 +146,20 @@ class Flow:
     site: cst.Call  # the call where it enters: the sink, or a module helper that sends it
 
 
+
+def _paired(targets: list[cst.BaseExpression], value: cst.BaseExpression):
+    """Each target with the value it receives: `old, h = h[:-N], h[-N:]` unpacks pairwise."""
+    for target in targets:
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+        ):
+            yield from zip((e.value for e in target.elements), (e.value for e in value.elements))
+        else:
+            yield target, value
+
 class ChatFacts:
     def __init__(self, rule: cst.BatchableCSTVisitor, nodes) -> None:
         self.rule = rule
@@ -725,7 +739,7 @@ class ChatFacts:
         if value is None:
             return
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        for target in targets:
+        for target, value in _paired(targets, value):
             whole_target = target
             if isinstance(target, cst.Subscript) and slice_of(target) is not None:
                 target = target.value  # h[:] = ...
