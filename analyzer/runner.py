@@ -97,17 +97,21 @@ def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileRe
     return analyze_source(source, shown, rules, options, directory=str(path.resolve().parent))
 
 
-def per_file_ignored(settings: Settings, finding: Finding, path: Path) -> bool:
-    for glob, codes in settings.per_file_ignores.items():
-        try:
-            relative = path.resolve().relative_to(settings.root).as_posix()
-        except ValueError:
-            relative = path.as_posix()
-        if pathspec.GitIgnoreSpec.from_lines([glob]).match_file(relative) and any(
-            matches(finding.rule_id, code) for code in codes
-        ):
-            return True
-    return False
+def per_file_ignores(settings: Settings) -> list[tuple[pathspec.GitIgnoreSpec, list[str]]]:
+    """`per-file-ignores` compiled once per run: (glob, the codes it silences)."""
+    return [(pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()]
+
+
+def without_ignored(findings: list[Finding], path: Path, settings: Settings, ignores) -> list[Finding]:
+    """The findings of one file that its `per-file-ignores` entries do not silence."""
+    if not ignores:
+        return findings
+    try:
+        relative = path.resolve().relative_to(settings.root).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    codes = [code for spec, codes in ignores if spec.match_file(relative) for code in codes]
+    return [f for f in findings if not any(matches(f.rule_id, code) for code in codes)]
 
 
 def run(
@@ -156,13 +160,14 @@ def run(
                 store.put(job.shown, job.source, file_result)
     result.parsed = [job.shown for job in jobs]
 
+    ignores = per_file_ignores(settings)
     for path, file_result in zip(found.files, outcomes):
         if file_result is None:
             continue
         if file_result.error:
             result.errors.append(file_result.error)
         result.warnings.extend(file_result.warnings)
-        result.findings.extend(f for f in file_result.findings if not per_file_ignored(settings, f, path))
+        result.findings.extend(without_ignored(file_result.findings, path, settings, ignores))
     result.findings.sort(key=lambda f: f.sort_key)
     return result
 
@@ -173,7 +178,7 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
     rules = select_rules(settings.select, settings.ignore)
     directory = str(path.resolve().parent)
     result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
-    result.findings = [f for f in result.findings if not per_file_ignored(settings, f, path)]
+    result.findings = without_ignored(result.findings, path, settings, per_file_ignores(settings))
     return result
 
 
