@@ -145,8 +145,9 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         for line in fix_messages(fixes):
             click.echo(line, err=True)
         if diff:
-            sys.stdout.write(fixes.diff())
-            sys.exit(EXIT_FINDINGS if fixes.diff() else EXIT_OK)
+            patch = fixes.diff()
+            sys.stdout.write(patch)
+            sys.exit(EXIT_FINDINGS if patch else EXIT_OK)
     if baseline:
         result.findings = _without_baselined(result.findings, baseline)
     for error in result.errors:
