@@ -1,61 +1,15 @@
-"""Converting OpenAI chat messages and Anthropic messages to and from ``Message``."""
+"""Converting OpenAI chat messages and Anthropic messages to and from ``Message``.
+
+Reading goes through ``shapes.read_item``, which also reads the other SDKs' shapes."""
 
 from __future__ import annotations
 
 import json
 from typing import Optional
 
-from .messages import Message, ToolCall
-
-_OPENAI_ROLES = {
-    "system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
-}
-
-
-def text_of(content) -> str:
-    """The text of a content that is a string, None, or a list of parts/blocks."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        part.get("text", "") if part.get("type") == "text" else text_of(part.get("content"))
-        for part in content
-        if isinstance(part, dict) and part.get("type") in ("text", "tool_result")
-    )
-
-
-def messages_of(item: dict, tool_names: dict) -> list:
-    """The messages one OpenAI- or Anthropic-style dict holds; records tool names it calls."""
-    role = _OPENAI_ROLES.get(item.get("role"))
-    if role is None:
-        raise ValueError(f"messages: unknown role {item.get('role')!r}")
-    content = item.get("content")
-    blocks = content if isinstance(content, list) else []
-    calls = [
-        ToolCall(call["id"], call["function"]["name"], call["function"].get("arguments", ""))
-        for call in item.get("tool_calls") or ()
-    ] + [
-        ToolCall(block["id"], block["name"], json.dumps(block.get("input", {})))
-        for block in blocks
-        if block.get("type") == "tool_use"
-    ]
-    tool_names.update((call.id, call.name) for call in calls)
-    if role == "tool":
-        call_id = item.get("tool_call_id")
-        return [Message("tool", text_of(content), tool_call_id=call_id, name=tool_names.get(call_id))]
-    results = [
-        Message("tool", text_of(block.get("content")), tool_call_id=block["tool_use_id"],
-                name=tool_names.get(block["tool_use_id"]))
-        for block in blocks
-        if block.get("type") == "tool_result"
-    ]
-    text = "\n".join(
-        block.get("text", "") for block in blocks if block.get("type") == "text"
-    ) if blocks else text_of(content)
-    if results:
-        return results + ([Message(role, text)] if text else [])
-    return [Message(role, text, tuple(calls), name=item.get("name"))]
+from .messages import Message
+from .shapes import read_item as messages_of
+from .shapes import text_of
 
 
 def from_openai(messages) -> list:
