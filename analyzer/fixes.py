@@ -1,15 +1,16 @@
 """Fixes for history findings, by what the code uses (a post-rule step).
 
-- Plain SDK lists of OpenAI- or Anthropic-style dicts (openai, anthropic, litellm, mistral,
-  ollama, groq): wrap the history expression at the send in ``bounded_view(<expr>,
-  last_turns=10)`` and import it once. Safe: only the sent view is bounded, the stored list
-  stays as the user sees it. It is unsafe when the code does not show what the history holds,
-  and there is no edit when it holds SDK message objects or text (``bounded_view`` reads
-  message dicts). Cohere, Bedrock and genai lists
-  have shapes of their own: the advice, no edit. Nor is there an edit for a history a
-  framework object or the server keeps (``storage`` "framework" or "server").
-- LangChain: ``trim_messages(..., start_on="human", include_system=True)`` (an unsafe edit);
-  LlamaIndex and OpenAI Agents: the suggestion only.
+- Lists (openai, anthropic, litellm, mistral, ollama, groq, cohere, bedrock, genai, Hugging
+  Face, AutoGen, LangChain message lists): wrap the history expression at the send in
+  ``bounded_view(<expr>, last_turns=10)`` and import it once. Safe: only the sent view is
+  bounded, the stored list stays as the user sees it, and ``bounded_view`` reads every common
+  message shape (dicts and SDK objects, duck-typed, and text lines: ``compaction/shapes.py``).
+  No edit when the growth shows what it cannot read: records that are not messages
+  (``{"author": ..., "text": ...}``) or a history that is one string (``story += ...``); nor
+  when the sent expression renders the history into text (``prompt=self.render()``). A value
+  the code does not show is safe only where it is sent as the messages themselves.
+- Histories a framework object or the server keeps (``storage`` "framework" or "server"):
+  ``memory_fixes``. LlamaIndex and OpenAI Agents: the suggestion only here.
 - MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
   last_events=N)`` (unsafe: fewer messages may be kept, as whole turns).
 - AGENT-OVERSIZED-HANDOFF: build a brief; a suggestion, never an edit.
@@ -39,11 +40,9 @@ TRIM_IMPORTS = (
     "from langchain_core.messages import trim_messages",
     "from langchain_core.messages.utils import count_tokens_approximately",
 )
-# SDKs whose message lists are OpenAI- or Anthropic-style dicts, the shapes bounded_view reads.
-DICT_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together")
-# SDKs with lists of their own shape (genai's "model" role, Bedrock's blocks, Cohere v1's
-# roles): the same advice, but no edit.
-OTHER_SDKS = ("cohere", "bedrock", "boto3", "genai", "google", "vertex")
+# SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py).
+LIST_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together", "cohere", "bedrock", "boto3",
+             "genai", "google", "vertex", "huggingface", "autogen", "gradio")
 # Histories a framework or the server keeps: there is no list expression to wrap.
 NOT_A_LIST = ("framework", "server")
 HISTORY_STAYS = "The stored history stays intact (what the user sees); only what is sent is bounded."
@@ -67,15 +66,22 @@ SUGGESTIONS = {
 NOT_A_DICT = re.compile(r"(\.message|\.output)$|^[A-Z]\w*\(")
 # Appended values that are text: a reply's `.text` or `.content`.
 TEXT = re.compile(r"\.(text|content)$")
+# Keys that make a dict a chat item bounded_view reads (role dicts, LangChain and Responses items).
+MESSAGE_KEYS = {"role", "type", "parts"}
+# What the growth shows that bounded_view cannot read: no edit, and why.
+UNREADABLE = {
+    "records": " The history holds records, not chat messages: store `{\"role\": ..., \"content\": ...}` items "
+    "to send a bounded view of them.",
+    "string": " The history is one growing string: keep the turns in a list to send the last of them.",
+}
 
 
 def framework_kind(finding: Finding) -> str:
     """plain, langchain, llamaindex, agents, or "" when the framework is one we do not edit."""
     name = str(finding.properties.get("framework", "")).lower().replace("-", "_")
-    if not name or name.startswith(DICT_SDKS) and "agents" not in name:
+    if not name or name.startswith(LIST_SDKS) and "agents" not in name:
         return "plain"
     for kind, prefixes in (
-        ("sdk", OTHER_SDKS),
         ("langchain", ("langchain", "langgraph")),
         ("llamaindex", ("llama_index", "llamaindex")),
         ("agents", ("openai_agents", "agents")),
@@ -161,8 +167,15 @@ def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lin
     for node in index.assigns:
         if not isinstance(node, cst.AnnAssign) and positions[node].start.line in lines:
             lists = [n for n in _walk(node.value) if isinstance(n, cst.List)]
-            found.extend(lists if lists else [node.value])  # `story += f"..."`: text, not messages
+            found.extend(lists if lists else [_Joined(node.value)])  # `story += f"..."`
     return found
+
+
+@dataclass(frozen=True)
+class _Joined:
+    """A value joined to the history itself (`h = h + x`, `h += x`), not an item of it."""
+
+    value: cst.BaseExpression
 
 
 @dataclass
@@ -222,12 +235,13 @@ def _declared_text(module: cst.Module, names: set[str]) -> bool:
 
 
 def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, history: str) -> str:
-    """What the history holds, as far as its growth shows: "dicts" (role dicts), "objects"
-    (SDK replies, message classes), "other" (text, dicts that are not messages) or "unknown"."""
+    """What the history holds, as far as its growth shows: "messages" (role dicts, SDK message
+    objects, text lines: what bounded_view reads), "records" (dicts that are not messages),
+    "string" (the history is one string, not a list) or "unknown"."""
     sent = {" ".join(history.split()), str(finding.properties.get("expression", ""))}
     if str(finding.properties.get("history", "")) not in sent:  # a list built from the history
         shape = _shape(module, _appended(module, wrapper, sent, set()), sent)
-        if shape == "dicts":
+        if shape == "messages":
             return shape
     names = sent | {str(finding.properties.get("history", ""))}
     return _shape(module, _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ()))), names)
@@ -238,29 +252,36 @@ def _shape(module: cst.Module, values: list, names: set[str]) -> str:
     seen: set[int] = set()
     shapes = set()
     if _declared_text(module, names):
-        shapes.add("other")
+        shapes.add("messages")  # `list[str]`: text lines
     while values:
         value = values.pop()
-        if isinstance(value, (cst.List, cst.Tuple)):
+        if isinstance(value, _Joined):
+            shapes.add("string" if _is_text(value.value) else "unknown")
+        elif isinstance(value, (cst.List, cst.Tuple)):
             values.extend(e.value for e in value.elements)
         elif isinstance(value, cst.Dict):
-            keys = {literal(e.key) for e in value.elements if isinstance(e, cst.DictElement)}
-            shapes.add("dicts" if "role" in keys else "other")
-        elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-            shapes.add("other")
+            keys = {literal(e.key) if isinstance(e, cst.DictElement) else None for e in value.elements}
+            shapes.add("messages" if keys & MESSAGE_KEYS else "unknown" if None in keys else "records")
         elif isinstance(value, cst.Name) and value.value in bound and id(value) not in seen:
             seen.add(id(value))
             values.append(bound[value.value])  # `finding = reply.text; h.append(finding)`
-        elif TEXT.search(module.code_for_node(value)):
-            shapes.add("other")
-        elif NOT_A_DICT.search(module.code_for_node(value)):
-            shapes.add("objects")
+        elif _is_text(value) or NOT_A_DICT.search(module.code_for_node(value)):
+            shapes.add("messages")  # text lines, SDK replies, message classes
         else:
             shapes.add("unknown")
-    for shape in ("other", "objects", "dicts"):
+    for shape in ("string", "records", "messages"):
         if shape in shapes:
             return shape
     return "unknown"
+
+
+def _is_text(value: cst.BaseExpression) -> bool:
+    """A string literal, an f-string, `a + "b"`, or a reply's `.text` / `.content`."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _is_text(value.left) or _is_text(value.right)
+    return bool(TEXT.search(cst.Module([]).code_for_node(value)))
 
 
 def _wrap(
@@ -312,32 +333,65 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
     history = text_at(lines, finding.span)
     if finding.properties.get("storage") in NOT_A_LIST:
         return None, SUGGESTIONS.get(kind, SUGGESTIONS["plain"])
-    if kind == "sdk":
-        return None, SUGGESTIONS["plain"]
-    if kind == "plain":
+    if kind in ("plain", "langchain"):
         shape = message_shape(module, wrapper, finding, history)
-        if shape == "objects":  # bounded_view reads dicts: SDK message objects would not pass
-            return None, SUGGESTIONS["plain"] + " Store the replies as dicts (`.model_dump()`) first."
-        if shape == "other":  # text or records, not chat messages: nothing bounded_view can read
-            return None, SUGGESTIONS["plain"]
-        safe = shape == "dicts"
-        description = f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
-        if not safe:
-            description += " (unsafe: what the history holds could not be seen; bounded_view reads message dicts)"
+        if shape in UNREADABLE:
+            return None, SUGGESTIONS[kind] + UNREADABLE[shape]
+        context = _send_context(module, wrapper, finding.span)
+        if context == "text call" or context == "text" and shape == "unknown":
+            return None, SUGGESTIONS[kind]  # the sent value is text, or its items may not be messages
         return _wrap(
-            finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})",
-            [BOUNDED_IMPORT], description, safe,
-        ), SUGGESTIONS["plain"]
-    if kind == "langchain":
-        template = (
-            f'trim_messages({history}, strategy="last", token_counter=count_tokens_approximately, '
-            'max_tokens=4000, start_on="human", include_system=True)'
-        )
-        return _wrap(
-            finding, module, wrapper, lines, template, TRIM_IMPORTS,
-            f"Send trim_messages({history}, ...) keeping whole turns and the system message", safe=False,
-        ), SUGGESTIONS["langchain"]
+            finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+            f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged", safe=True,
+        ), SUGGESTIONS[kind]
     return None, SUGGESTIONS.get(kind, "")
+
+
+def _send_context(module: cst.Module, wrapper: MetadataWrapper, span: Span) -> str:
+    """How the expression at ``span`` is sent: "text call" (a call of a function of this module
+    that returns text: `prompt=self.render()`), "text" (joined, iterated or formatted into
+    text) or "messages" (the value itself, or an item list built from it)."""
+    positions = wrapper.resolve(PositionProvider)
+    where = (span.line, span.col - 1, span.end_line, span.end_col - 1)
+    path = _path_to(module, lambda node: node in positions and (
+        positions[node].start.line, positions[node].start.column, positions[node].end.line, positions[node].end.column
+    ) == where)
+    if not path:
+        return "messages"
+    node = path[-1]
+    if isinstance(node, cst.Call) and _returns_text(module, node):
+        return "text call"
+    for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
+        if isinstance(parent, (cst.FormattedString, cst.CompFor, cst.For)):
+            return "text"
+        if isinstance(parent, cst.Call) and isinstance(child, cst.Arg):
+            joins = isinstance(parent.func, cst.Attribute) and parent.func.attr.value == "join"
+            return "text" if joins else "messages"  # an argument of any other call is sent as items
+    return "messages"
+
+
+def _path_to(module: cst.Module, found) -> list:
+    """The nodes from ``module`` down to the first node ``found`` accepts ([] when none)."""
+    stack = [(module, [module])]
+    while stack:
+        node, path = stack.pop()
+        if found(node):
+            return path
+        stack.extend((child, path + [child]) for child in reversed(node.children))
+    return []
+
+
+def _returns_text(module: cst.Module, call: cst.Call) -> bool:
+    """A call of a function or method of this module whose every return value is text."""
+    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+    returns = [
+        node.value
+        for function in _walk(module)
+        if isinstance(function, cst.FunctionDef) and function.name.value == name
+        for node in _walk(function.body)
+        if isinstance(node, cst.Return) and node.value is not None
+    ]
+    return bool(returns) and all(_is_text(value) for value in returns)
 
 
 def attach_fixes(findings: Sequence[Finding], module: cst.Module, wrapper: MetadataWrapper) -> list[Finding]:

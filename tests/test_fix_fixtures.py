@@ -17,6 +17,7 @@ import pytest
 
 from chatbound.apply import fix_run
 from chatbound.config import Settings
+from chatbound.fixes import NOT_A_LIST, framework_kind
 from chatbound.runner import run
 
 from conftest import FIXTURES, invoke
@@ -26,6 +27,35 @@ IMPORT = "from chatbound.compaction import bounded_view"
 
 
 FOLDERS = sorted(p.parent for p in FIXTURES.rglob("expected.txt") if "MEMORY-" in p.read_text())
+# List histories of every message shape bounded_view reads (compaction/shapes.py): each one
+# gets the safe wrap at the send and is no longer flagged after `--fix`.
+SHAPES = {
+    "memory/account_helper_bedrock.py": "Bedrock Converse blocks (sent as `conversation.copy()`)",
+    "memory_dev/bedrock_claims_router.py": "Bedrock Converse blocks",
+    "memory_review/p3_bedrock_converse.py": "Bedrock Converse blocks, the reply message appended",
+    "memory/sales_desk_cohere_v1.py": "Cohere v1 USER/CHATBOT chat_history",
+    "memory_review/p4_cohere_v1.py": "Cohere v1 chat_history",
+    "memory/recipe_coach.py": "Cohere v2 role dicts",
+    "memory/trip_planner_gradio.py": "genai types.Content built from Gradio's history",
+    "memory_dev/streamlit_gemini_key.py": "genai types.Content",
+    "memory_review/r40_genai_cli_pluseq.py": "genai types.Content, grown with +=",
+    "memory_review/e_pos_prompt_join.py": "text lines joined into a prompt",
+    "memory_dev/contract_reviewer_system_join.py": "text lines joined into the system prompt",
+    "memory_dev/autogen_model_client.py": "AutoGen-core message objects",
+    "memory_dev/hf_inference_helper.py": "Hugging Face role dicts passed through a helper",
+    "memory_review/r28_hf_inference_module.py": "Hugging Face role dicts",
+    "memory_review/g_pos_langchain_invoke.py": "LangChain message objects",
+    "memory/legal_intake_lc.py": "LangChain messages of an InMemoryChatMessageHistory",
+    "handoff/reviewer_fanout.py": "LangChain (role, text) tuples",
+    "memory_dev/fastapi_store_class.py": "whatever a store returns, sent as the messages",
+    "memory_review/r35_gradio_messages_whole.py": "Gradio messages dicts",
+}
+# List histories left without an edit: what bounded_view cannot read, or no list at the send.
+UNFIXED_LISTS = {
+    "memory/code_review_companion.py": "records ({'author', 'text'}), not chat messages",
+    "memory_dev/story_engine_prompt.py": "one growing string, not a list",
+    "memory_review/r29_fstring_loop_prompt.py": "the send is prompt=self.render(), a method returning text",
+}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +105,7 @@ def test_every_safe_fix_is_applied_and_only_those_files_change(fixed_copy):
 
 def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_copy):
     findings, before, after, _, _ = fixed_copy
-    # bounded_view fixes; the framework memories' own edits are checked in test_memory_fixes.py
-    fixed = [f for f in findings if f.fix is not None and f.fix.safe and any("bounded_view(" in e.text for e in f.fix.edits)]
+    fixed = _wrapped(findings)
     for path in {f.path for f in fixed}:
         old = (before / path).read_text()
         new = (after / path).read_text()
@@ -89,14 +118,38 @@ def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_
         assert removed <= send_lines, path  # growth (append/extend) lines are untouched
         assert added.count(IMPORT) == 1 and len(added) == len(removed) + 1, path
         assert all("bounded_view(" in line for line in added if line != IMPORT), path
+    still = {(f.path, f.properties.get("history")) for f in _recheck(after)}
+    assert not still & {(f.path, f.properties.get("history")) for f in fixed}
+
+
+def _wrapped(findings):
+    """The findings with a safe bounded_view fix (the framework memories' own edits are
+    checked in test_memory_fixes.py)."""
+    return [f for f in findings if f.fix is not None and f.fix.safe and any("bounded_view(" in e.text for e in f.fix.edits)]
+
+
+def _recheck(root):
     old_cwd = os.getcwd()
-    os.chdir(after)
+    os.chdir(root)
     try:
-        rechecked = run([Path(".")], Settings(root=after, select=[RULE]), cache=True).active
+        return [f for f in run([Path(".")], Settings(root=root, select=[RULE]), cache=True).active if f.rule_id == RULE]
     finally:
         os.chdir(old_cwd)
-    still = {(f.path, f.properties.get("history")) for f in rechecked if f.rule_id == RULE}
-    assert not still & {(f.path, f.properties.get("history")) for f in fixed}
+
+
+def test_every_message_shape_gets_the_safe_wrap_and_is_clean_after_the_fix(fixed_copy):
+    findings, _, after, _, _ = fixed_copy
+    wrapped = {f.path for f in _wrapped(findings)}
+    assert set(SHAPES) - wrapped == set()
+    assert {f.path for f in findings if f.path in SHAPES} == set(SHAPES)  # each was flagged before
+    assert {f.path for f in _recheck(after)} & set(SHAPES) == set()
+
+
+def test_the_list_histories_left_unfixed_are_exactly_those_bounded_view_cannot_take(fixed_copy):
+    findings, before, after, _, _ = fixed_copy
+    lists = [f for f in findings if framework_kind(f) in ("plain", "langchain") and f.properties.get("storage") not in NOT_A_LIST]
+    assert {f.path for f in lists if f.fix is None} == set(UNFIXED_LISTS)
+    assert all((before / path).read_bytes() == (after / path).read_bytes() for path in UNFIXED_LISTS)
 
 
 def test_support_assistant_fix_is_exactly_the_wrapped_send_and_the_import(fixed_copy):

@@ -40,6 +40,8 @@ class SendsWholeList(Rule):
         if isinstance(node.value, cst.List):
             values = [e.value for e in node.value.elements if isinstance(e, cst.StarredElement)]
         for value in values:
+            if isinstance(value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in value.slice):
+                continue  # a window: MEMORY-WINDOW-SPLITS-TURN's business
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 history = self.context.module.code_for_node(value)
                 self.report(value, f"{history} is sent whole.",
@@ -48,6 +50,10 @@ class SendsWholeList(Rule):
 
 class LangChainSends(SendsWholeList):
     FRAMEWORK = "langchain"
+
+
+class BedrockSends(SendsWholeList):
+    FRAMEWORK = "bedrock"
 
 
 def analyze(code: str, rule=SendsWholeList):
@@ -135,36 +141,72 @@ def test_an_existing_import_is_not_added_again_and_two_sends_share_one_import():
     assert apply_edits(two, edits).count("from chatbound.compaction import bounded_view") == 1
 
 
-def test_history_holding_sdk_reply_objects_gets_advice_and_no_edit():
+def test_history_holding_sdk_reply_objects_gets_the_safe_wrap():
+    # bounded_view reads SDK reply objects as they are (duck-typed), so the wrap stays safe
     code = SERVICE.replace(
         'self.conversation.append({"role": "assistant", "content": text})',
         "self.conversation.append(reply.choices[0].message)",
     )
     finding = only(code)
-    assert finding.fix is None
-    assert finding.suggestion.endswith("Store the replies as dicts (`.model_dump()`) first.")
+    assert finding.fix.safe
+    assert apply_edits(code, finding.fix.edits) == code.replace(
+        "from openai import OpenAI\n", "from openai import OpenAI\nfrom chatbound.compaction import bounded_view\n"
+    ).replace("*self.conversation,", "*bounded_view(self.conversation, last_turns=10),")
 
 
-def test_a_history_the_code_does_not_show_gets_an_unsafe_fix_and_text_gets_none():
+def test_a_history_the_code_does_not_show_is_safe_only_where_it_is_sent_as_the_messages():
     unseen = "def ask(history):\n    client.chat.completions.create(model='m', messages=history)\n"
     finding = only(unseen)
-    assert finding.fix is not None and not finding.fix.safe
+    assert finding.fix.safe and finding.fix.edits[0] == Edit(Span(2, 56, 2, 63), "bounded_view(history, last_turns=10)")
+    joined = "def ask(history):\n    client.chat.completions.create(messages=[{'role': 'user', 'content': ''.join(history)}])\n"
+    sent = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(2, 82, 2, 89),
+                   properties={"history": "history", "framework": "openai"})
+    assert joined.splitlines()[1][81:88] == "history"
+    assert _fix_for(joined, sent).fix is None  # its items may be records: bounded_view would raise
+    text = joined.replace("def ask(history):\n", "def ask(history):\n    history.append(f'User: {q}')\n")
+    assert _fix_for(text, replace(sent, span=Span(3, 82, 3, 89), properties={**sent.properties, "growth_lines": [2]})).fix.safe
+
+
+def test_a_history_that_is_one_string_or_holds_records_gets_advice_and_no_edit():
     text = "story = ''\ndef play(action):\n    global story\n    story += f'Player: {action}'\n    client.chat.completions.create(messages=story)\n"
     story = analyze_source(text, "app.py", [SendsWholeList], {}).findings[0]
     growth = {**story.properties, "growth_lines": [4]}
-    assert _fix_for(text, replace(story, fix=None, properties=growth)).fix is None
+    fixed = _fix_for(text, replace(story, fix=None, suggestion="", properties=growth))
+    assert fixed.fix is None and fixed.suggestion.endswith("keep the turns in a list to send the last of them.")
+    records = SERVICE.replace('{"role": "user", "content": question}', '{"author": "ana", "text": question}')
+    finding = only(records)
+    assert finding.fix is None
+    assert finding.suggestion.endswith("to send a bounded view of them.")
 
 
-def test_langchain_gets_an_unsafe_trim_messages_edit_with_its_imports():
-    code = "from langchain_openai import ChatOpenAI\nllm.invoke(messages=history)\n"
+def test_a_send_of_text_rendered_by_a_function_of_the_module_gets_no_edit():
+    code = (
+        "class Play:\n"
+        "    def render(self):\n"
+        "        return 'Crew log\\n' + '\\n'.join(self.log)\n"
+        "    def say(self, text):\n"
+        "        self.log.append(text)\n"
+        "        return ollama.generate(model='m', prompt=self.render())\n"
+    )
+    finding = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 50, 6, 63),
+                      properties={"history": "self.log", "framework": "ollama", "growth_lines": [5]})
+    assert code.splitlines()[5][49:62] == "self.render()"
+    assert _fix_for(code, finding).fix is None
+
+
+def test_bedrock_and_langchain_lists_get_the_safe_wrap():
+    bedrock = "thread = []\nthread.append({'role': 'user', 'content': [{'text': q}]})\nbedrock.converse(modelId='m', messages=thread)\n"
+    finding = only(bedrock, BedrockSends)
+    assert finding.fix.safe
+    assert apply_edits(bedrock, finding.fix.edits).endswith("bedrock.converse(modelId='m', messages=bounded_view(thread, last_turns=10))\n")
+    code = "from langchain_openai import ChatOpenAI\nhistory.append(HumanMessage(q))\nllm.invoke(messages=history)\n"
     finding = only(code, LangChainSends)
-    assert not finding.fix.safe
+    assert finding.fix.safe
     assert apply_edits(code, finding.fix.edits) == (
         "from langchain_openai import ChatOpenAI\n"
-        "from langchain_core.messages import trim_messages\n"
-        "from langchain_core.messages.utils import count_tokens_approximately\n"
-        'llm.invoke(messages=trim_messages(history, strategy="last", token_counter=count_tokens_approximately, '
-        'max_tokens=4000, start_on="human", include_system=True))\n'
+        "from chatbound.compaction import bounded_view\n"
+        "history.append(HumanMessage(q))\n"
+        "llm.invoke(messages=bounded_view(history, last_turns=10))\n"
     )
     assert "SummarizationMiddleware" in finding.suggestion
 
@@ -259,9 +301,13 @@ def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_
 
 
 def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_the_flag(write, with_stand_in_rule):
-    unsafe = SERVICE.replace(  # what is stored cannot be seen: the fix is unsafe
-        '{"role": "user", "content": question}', "question_message"
-    ).replace('{"role": "assistant", "content": text}', "answer_message")
+    unsafe = (  # a count window over tool traffic: MEMORY-WINDOW-SPLITS-TURN's fix is unsafe
+        "class Agent:\n"
+        "    def ask(self, text):\n"
+        '        self.messages.append({"role": "user", "content": text})\n'
+        '        reply = client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)\n'
+        '        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})\n'
+    )
     root = write({"bot.py": SERVICE, "unsafe.py": unsafe})
     result = invoke("check", "--select", "MEMORY", ".", cwd=root)
     assert result.exit_code == 1
@@ -275,7 +321,7 @@ def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_th
         "Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`."
     )
     both = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
-    assert both.exit_code == 0 and "*bounded_view(self.conversation" in (root / "unsafe.py").read_text()
+    assert both.exit_code == 0 and "messages=bounded_view(self.messages, last_events=20)" in (root / "unsafe.py").read_text()
 
 
 def test_a_symlink_to_a_file_outside_the_checked_tree_is_not_written(tmp_path):
