@@ -19,12 +19,17 @@ is sent is bounded:
   buffer's store keeps a reference and the chat engines append to it; a system message first
   in the list is kept in front.
 
+- Semantic Kernel ``ChatHistory`` sent from an async function: a reduced copy,
+  ``ChatHistoryTruncationReducer(target_count=20, messages=list(h.messages))`` and ``await
+  reduced.reduce()`` before the call (semantic-kernel 1.45: ``reduce()`` keeps the system
+  message and function calls with their results, and truncates only the copy).
+
 No edit, only the advice: Pydantic AI (a history processor's result replaces the run's
 history, so ``all_messages()`` returns the trimmed list; v2 moved ``history_processors=`` to
-``capabilities=[ProcessHistory(...)]``), Semantic Kernel (``reduce()`` truncates the
-ChatHistory itself), google-genai chat objects (the chat is the store; no bound), Responses
+``capabilities=[ProcessHistory(...)]``), google-genai chat objects (the chat is the store; no bound), Responses
 API ``previous_response_id`` chains (``truncation="auto"`` only acts at the context window),
-and Agents SDK input lists replayed by hand.
+and Agents SDK input lists replayed by hand (``result.to_input_list()`` returns the input
+that was sent, so a bounded input would shrink the stored thread).
 """
 
 from __future__ import annotations
@@ -35,11 +40,12 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .findings import Finding, Fix, Span
+from .findings import Edit, Finding, Fix, Span
 from .fixes import HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _wrap, text_at
 
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
+REDUCED_COUNT = 20  # Semantic Kernel messages
 TRIM = (
     'trim_messages(strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
     'start_on="human", include_system=True)'
@@ -58,7 +64,8 @@ SUGGESTIONS = {
     'max_tokens=4000, start_on="human", include_system=True)) | chain`. ' + HISTORY_STAYS,
     "agents": f"Give the session `session_settings=SessionSettings(limit={WINDOW_ITEMS})` (`from agents import "
     "SessionSettings`): the session keeps every item, each run reads the last ones, and the SDK drops a tool "
-    "output whose call fell out of the window. A list replayed by hand: keep it in a session instead. "
+    "output whose call fell out of the window. A list replayed by hand (`result.to_input_list()` fed back): keep "
+    "it in such a session instead; bounding the input alone would also shrink what `to_input_list()` returns. "
     + HISTORY_STAYS,
     "llama_index": f"Send a token-limited view: `ChatMemoryBuffer.from_defaults(token_limit={TOKEN_LIMIT}, "
     "chat_history=list(history)).get()` (`from llama_index.core.memory import ChatMemoryBuffer`); copy the "
@@ -66,10 +73,12 @@ SUGGESTIONS = {
     "pydantic_ai": "Bound what is sent with a history processor that keeps the last whole turns: "
     "`Agent(..., history_processors=[keep_recent])` (v1), `Agent(..., capabilities=[ProcessHistory(keep_recent), "
     "ReinjectSystemPrompt()])` (v2). The processor's result replaces the run's history, so keep the stored "
-    "history with `extend(result.new_messages())`, not `= result.all_messages()`.",
-    "semantic_kernel": "Send a reduced copy: `ChatHistoryTruncationReducer(target_count=20, messages=list("
-    "history.messages))` then `await reducer.reduce()` before the call (reduce() truncates the history it is "
-    "called on, and keeps function calls with their results).",
+    "history with `extend(result.new_messages())`, not `= result.all_messages()`; a trim also drops the "
+    "`system_prompt` part unless `ReinjectSystemPrompt()` puts it back.",
+    "semantic_kernel": "Send a reduced copy: `reduced = ChatHistoryTruncationReducer(target_count=20, "
+    "messages=list(history.messages))`, `await reduced.reduce()`, then `chat_history=reduced` (`reduce()` "
+    "truncates the history it is called on, keeping the system message and function calls with their results). "
+    + HISTORY_STAYS,
     "google-genai": "A chat object re-sends its whole history and has no limit: keep the turns yourself and "
     "recreate the chat per turn from the last whole turns (`client.chats.create(model=..., history=recent)`; "
     "google-generativeai: `model.start_chat(history=recent)`), or send a bounded `contents` to `generate_content`.",
@@ -97,7 +106,9 @@ def framework_fix(
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
     if storage == "server":
         return None, SUGGESTIONS["openai-responses"]
-    if framework in ("pydantic_ai", "semantic_kernel") or framework == "google-genai" and storage == "framework":
+    if framework == "semantic_kernel":
+        return _reduced_copy(finding, module, wrapper, lines), SUGGESTIONS["semantic_kernel"]
+    if framework == "pydantic_ai" or framework == "google-genai" and storage == "framework":
         return None, SUGGESTIONS[framework]
     return None
 
@@ -224,3 +235,35 @@ def _memory_view(finding: Finding, module, wrapper, lines) -> Fix | None:
         "unchanged",
         safe=True,
     )
+
+
+def _innermost(wrapper: MetadataWrapper, span: Span, kind) -> cst.CSTNode | None:
+    """The innermost node of ``kind`` whose lines hold ``span``."""
+    found, start = None, 0
+    for node, where in wrapper.resolve(PositionProvider).items():
+        if isinstance(node, kind) and where.start.line <= span.line and span.end_line <= where.end.line and where.start.line >= start:
+            found, start = node, where.start.line
+    return found
+
+
+def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """Send a reduced copy of an SK ChatHistory: `reduced = ChatHistoryTruncationReducer(target_count=20,
+    messages=list(h.messages))`, `await reduced.reduce()` before the statement, `reduced` at the send."""
+    history = text_at(lines, finding.span)
+    function = _innermost(wrapper, finding.span, cst.FunctionDef)
+    statement = _innermost(wrapper, finding.span, cst.SimpleStatementLine)
+    if (str(finding.properties.get("expression", "")) != history or function is None or function.asynchronous is None
+            or statement is None or "reduced" in _index(module).names):
+        return None
+    line = wrapper.resolve(PositionProvider)[statement].start.line
+    indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+    newline = module.default_newline
+    setup = (f"{indent}reduced = ChatHistoryTruncationReducer(target_count={REDUCED_COUNT}, messages=list({history}.messages))"
+             f"{newline}{indent}await reduced.reduce(){newline}")
+    fix = _wrap(
+        finding, module, wrapper, lines, "reduced", ["from semantic_kernel.contents import ChatHistoryTruncationReducer"],
+        f"Send a copy reduced to the last {REDUCED_COUNT} messages (the system message and function calls with their "
+        "results kept); the stored ChatHistory is unchanged",
+        safe=True,
+    )
+    return fix and replace(fix, edits=(*fix.edits, Edit(Span(line, 1, line, 1), setup)))

@@ -9,9 +9,10 @@ from libcst.metadata import ScopeProvider
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
+from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
 from chatbound.messages import callee_name, is_bounding_name, is_count_slice, string
 from chatbound.rule import Invalid, Related
-from chatbound.sinks import dotted, keyword, trigger_words
+from chatbound.sinks import dotted, keyword, triggers
 
 COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
 KIND = {
@@ -27,13 +28,16 @@ KIND = {
 SUGGEST = {
     "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
     "include_system=True)` in the chain, or ConversationSummaryBufferMemory / ConversationTokenBufferMemory.",
-    "llama_index": "Keep the conversation in `ChatMemoryBuffer.from_defaults(token_limit=...)` and send `memory.get()`.",
-    "agents": "Give the session a limit (`SessionSettings(limit=...)`) or wrap it in "
-    "`OpenAIResponsesCompactionSession`; do not feed `result.to_input_list()` back unbounded.",
-    "pydantic_ai": "Bound what is sent with `Agent(..., history_processors=[keep_recent])` (slice to whole turns).",
-    "semantic_kernel": "Use `ChatHistoryTruncationReducer` or `ChatHistorySummarizationReducer` and `await history.reduce()`.",
+    # the frameworks' own bounds, checked against their source (chatbound.memory_fixes)
+    "buffer": FRAMEWORK_ADVICE["buffer"],
+    "runnable": FRAMEWORK_ADVICE["runnable"],
+    "llama_index": FRAMEWORK_ADVICE["llama_index"],
+    "agents": FRAMEWORK_ADVICE["agents"],
+    "pydantic_ai": FRAMEWORK_ADVICE["pydantic_ai"],
+    "semantic_kernel": FRAMEWORK_ADVICE["semantic_kernel"],
     "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
-    "openai-responses": "Pass `truncation=\"auto\"`, or start a new chain from a summary after N turns.",
+    "genai-chat": FRAMEWORK_ADVICE["google-genai"],
+    "openai-responses": FRAMEWORK_ADVICE["openai-responses"],
 }
 BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
@@ -98,7 +102,7 @@ class MemoryUnboundedHistory(ChatRule):
     """
 
     ID = "MEMORY-UNBOUNDED-HISTORY"
-    TRIGGERS = tuple(sorted(trigger_words()))  # every model call or chat memory spells one of these
+    TRIGGERS = triggers()  # the shape of a model call or a chat memory
     NAME = "memory-unbounded-history"
     SEVERITY = Severity.HIGH
     SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."
@@ -861,7 +865,9 @@ class Mentor:
             self._previous_response_chain(facts, call)
 
     def _report_memory(self, node: cst.CSTNode, message: str, framework: str, kind: str) -> None:
-        self.report(node, message, suggestion=SUGGEST[framework],
+        advice = {"ConversationBufferMemory": "buffer", "RunnableWithMessageHistory": "runnable"}.get(
+            kind, "genai-chat" if framework == "google-genai" else framework)
+        self.report(node, message, suggestion=SUGGEST[advice],
                     properties={"history": kind, "framework": framework, "storage": "framework", "sink": kind})
 
     def _has_trimmer(self, facts: ChatFacts, call: cst.Call) -> bool:

@@ -2,7 +2,7 @@
 the edit written out by hand, re-parsed and re-checked; the lines that store the history stay.
 
 The edits were run against the SDKs before they were written here (langchain-classic 1.0.8,
-langchain-core 1.8.3, openai-agents 0.24.0, llama-index-core 0.14.25).
+langchain-core 1.8.3, openai-agents 0.24.0, llama-index-core 0.14.25, semantic-kernel 1.45.0).
 """
 
 from __future__ import annotations
@@ -72,6 +72,18 @@ CASES = {
         ["        self.messages.append(ChatMessage(role=role, content=text))",
          '            ChatMessage(role=MessageRole.SYSTEM, content=f"You are a guide in the {gallery} gallery."),'],
     ),
+    "memory/faq_bot_kernel.py": (
+        {
+            "            answer = await self.chat.get_chat_message_content(":
+            "            reduced = ChatHistoryTruncationReducer(target_count=20, messages=list(self.history.messages))\n"
+            "            await reduced.reduce()\n"
+            "            answer = await self.chat.get_chat_message_content(",
+            "                chat_history=self.history,": "                chat_history=reduced,",
+        },
+        ("from semantic_kernel.contents import ChatHistory", ["from semantic_kernel.contents import ChatHistoryTruncationReducer"]),
+        ["        self.history.add_user_message(question)", "        self.history.add_assistant_message(str(answer))",
+         '        self.history = ChatHistory(system_message="You answer questions about employee benefits only.")'],
+    ),
     "memory_dev/interview_coach_llamaindex.py": (
         {
             "        response = self.engine.chat(candidate_answer, chat_history=self.transcript)":
@@ -117,11 +129,10 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
 NO_EDIT = {
     "memory/it_helpdesk_pydantic_ai.py": "ProcessHistory",
     "memory_dev/pydantic_ai_desk.py": "ProcessHistory",
-    "memory/faq_bot_kernel.py": "ChatHistoryTruncationReducer",
     "memory/gemini_chat_rooms.py": "client.chats.create",
     "memory_dev/gemini_legacy_sessions.py": "client.chats.create",
     "memory/mentor_responses_chain.py": "truncation=",
-    "memory/research_assistant_threads.py": "SessionSettings(limit=40)",
+    "memory/research_assistant_threads.py": "to_input_list()` returns",
 }
 
 
