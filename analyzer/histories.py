@@ -32,7 +32,6 @@ from libcst.metadata import (
     GlobalScope,
     ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -50,7 +49,7 @@ from .messages import (
     slice_of,
     string,
 )
-from .sinks import Sink, dotted, sink_of
+from .sinks import CLIENT_METHODS, Sink, dotted, sink_of
 
 GROWTH_METHODS = frozenset(
     "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
@@ -64,9 +63,6 @@ SESSION_OBJECTS = {
     "chainlit.user_session": "cl.user_session",
 }
 ROUTE = re.compile(r"\.(get|post|put|patch|delete|route|api_route|websocket)\b")
-# methods that are model calls only on a client of this package (`llm.complete(prompt)`)
-CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
-                  "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
 SESSION_ATTRIBUTES = ("session", "user_data", "chat_data", "user_session", "session_state")
 BOUNDED_CONTAINERS = re.compile(
     r"Reducer$|^ChatMemoryBuffer$|^ChatSummaryMemoryBuffer$|^Memory$|Window|SummaryBuffer|TokenBuffer|"
@@ -187,7 +183,17 @@ class ChatFacts:
             node = self.parent(node)
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.rule.get_metadata(QualifiedNameProvider, node, set())}
+        """What a dotted name stands for through the module's imports (`st.session_state` ->
+        `streamlit.session_state`): all that the chat facts ask of qualified names, without
+        LibCST's scope analysis of the whole module."""
+        parts = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return set()
+        tail = "".join(f".{part}" for part in reversed(parts))
+        return {bound + tail for bound in self.nodes.bindings.get(node.value, ())}
 
     def line(self, node: cst.CSTNode) -> tuple[int, int]:
         pos = self.rule.get_metadata(PositionProvider, node)

@@ -35,6 +35,18 @@ NOT_HISTORY = re.compile(
 CHAT_NAME = re.compile(r"hist|messages|msgs|conversation|convo|chat|transcript|dialog|turns|memory|context", re.I)
 
 
+def window_triggers() -> tuple[tuple[re.Pattern[bytes], re.Pattern[bytes]], ...]:
+    """A count window (`h[-N:]`, `del h[:-N]`, `deque(maxlen=N)`, `pop(0)`) in a file that builds
+    a system message or tool traffic (what such a window can cut), derived from the tables
+    above: the pre-check of the window rule where no model call is in sight."""
+    words = [w for w, role in ROLE_WORDS.items() if role in ("system", "tool")] + [*TOOL_TYPES, "tool_calls"]
+    classes = [c.lower() for c, role in ROLE_CLASSES.items() if role in ("system", "tool")]
+    return ((
+        re.compile(rb"[\"'](?:%s)[\"']|\b(?:%s)\b" % (b"|".join(w.encode() for w in words), b"|".join(c.encode() for c in classes)), re.I),
+        re.compile(rb"\[\s*-[^\]:]*:\s*\]|\[\s*:\s*-|\bmaxlen\s*=|\.\s*pop(?:left)?\s*\("),
+    ),)
+
+
 def string(node: cst.CSTNode | None) -> str | None:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value

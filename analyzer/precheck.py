@@ -2,8 +2,9 @@
 
 `may_have_findings` decides which files are parsed at all: a file in which none of the
 selected rules' triggers (`Rule.TRIGGERS`) occurs cannot produce a finding, so it is skipped.
-A trigger is a word (found case-insensitively anywhere) or a compiled bytes pattern of the
-code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`). A pattern runs only on files
+A trigger is a word (found case-insensitively anywhere), a compiled bytes pattern of the
+code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of patterns that
+must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
 holding one of the literal words every match of it contains (read from its parse tree:
 `similarity_search`), looked up in the lower-cased text, so most files cost a few
 substring tests. A rule without TRIGGERS makes every file a candidate: the pre-check never
@@ -57,17 +58,20 @@ class Triggers:
     one of which every match of it contains (so the pattern runs only where one occurs)."""
 
     words: tuple[bytes, ...]
-    # (anchors, pattern, whether it runs on the lower-cased text)
-    shapes: tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...]
+    # groups of (anchors, pattern, whether it runs on the lower-cased text): all of a group must match
+    shapes: tuple[tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...], ...]
 
     def search(self, source: bytes) -> bool:
         lowered = source.lower()
         if any(word in lowered for word in self.words):
             return True
         return any(
-            (anchors is None or any(anchor in lowered for anchor in anchors))
-            and pattern.search(lowered if on_lowered else source) is not None
-            for anchors, pattern, on_lowered in self.shapes
+            all(
+                (anchors is None or any(anchor in lowered for anchor in anchors))
+                and pattern.search(lowered if on_lowered else source) is not None
+                for anchors, pattern, on_lowered in group
+            )
+            for group in self.shapes
         )
 
 
@@ -119,12 +123,20 @@ def _shape(pattern: re.Pattern) -> tuple[frozenset[bytes] | None, re.Pattern[byt
     return anchors, pattern, False
 
 
+def _group(patterns: tuple[re.Pattern, ...]) -> tuple:
+    """Patterns that must all match, those with anchors first: a missing word rejects a file
+    before any pattern runs."""
+    return tuple(sorted(map(_shape, patterns), key=lambda shape: shape[0] is None))
+
+
 @functools.lru_cache(maxsize=32)
-def _compiled(triggers: tuple[str | re.Pattern, ...]) -> Triggers:
+def _compiled(triggers: tuple[str | re.Pattern | tuple[re.Pattern, ...], ...]) -> Triggers:
     unique = dict.fromkeys(triggers)
     return Triggers(
         words=tuple(t.lower().encode("utf-8") for t in unique if isinstance(t, str)),
-        shapes=tuple(_shape(t) for t in unique if not isinstance(t, str)),
+        shapes=tuple(
+            _group(t) if isinstance(t, tuple) else (_shape(t),) for t in unique if not isinstance(t, str)
+        ),
     )
 
 

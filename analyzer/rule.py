@@ -22,6 +22,7 @@ from libcst.metadata import (
 )
 
 from .findings import Finding, Fix, Related, Severity, Span
+from .visitors import parents
 
 HOMEPAGE = "https://github.com/chatbound/chatbound"
 
@@ -82,7 +83,10 @@ class _LazyMetadata(Mapping):
         if provider not in self.providers:
             raise KeyError(provider)
         if provider not in self.resolved:
-            self.resolved[provider] = self.wrapper.resolve(provider)
+            if provider is ParentNodeProvider:  # the same mapping, without a visitor traversal
+                self.resolved[provider] = parents(self.wrapper.module)
+            else:
+                self.resolved[provider] = self.wrapper.resolve(provider)
         return self.resolved[provider]
 
     def __contains__(self, provider) -> bool:
@@ -114,10 +118,10 @@ class Rule(cst.BatchableCSTVisitor):
     INVALID: ClassVar[Sequence[Invalid]] = ()
     # What a file must contain for the rule to report: words (matched case-insensitively
     # anywhere in the file's bytes) or compiled bytes patterns of the code shape a finding
-    # needs (re.compile(rb"\bbind_tools\s*\(")). The pre-check parses only files in which
-    # one of the selected rules' triggers occurs. None means "always parse": every finding
-    # must sit where one trigger matches, or leave it None.
-    TRIGGERS: ClassVar[tuple[str | re.Pattern[bytes], ...] | None] = None
+    # needs (re.compile(rb"\bbind_tools\s*\(")), or a tuple of patterns that must all occur.
+    # The pre-check parses only files in which one of the selected rules' triggers occurs.
+    # None means "always parse": every finding must sit where one trigger matches, or leave it None.
+    TRIGGERS: ClassVar[tuple[str | re.Pattern[bytes] | tuple[re.Pattern[bytes], ...], ...] | None] = None
 
     METADATA_DEPENDENCIES = (
         PositionProvider,

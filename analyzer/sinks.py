@@ -9,6 +9,7 @@ A sink is resolved by the qualified name LibCST gives the callee where imports a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -72,22 +73,42 @@ PACKAGES = ("openai", "anthropic", "litellm", "ollama", "cohere", "mistralai", "
             "langchain", "google", "boto3", "semantic_kernel", "agents", "pydantic_ai", "groq")
 AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
 MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
+# methods that are model calls only on a client of this package (`llm.complete(prompt)`)
+CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
+                  "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
 # every callee name a sink below the SHAPES can have
 CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", "post", *AGENT_RUNS, *METHODS})
 
 
-def trigger_words() -> frozenset[str]:
-    """Lower-case words one of which every file with a model call or a chat memory holds (the
-    memory rules' pre-check words), derived from the tables above so that they cannot drift."""
-    verbs = {"create", "parse", "stream", "complete", "complete_async", "stream_async"}
-    words = {max((p for p in tail if p not in verbs), key=len) for tail, _, _ in SHAPES}  # completions, ...
-    words |= set(METHODS)  # a method sink spells its own name
-    words |= {"completion", "chat"} | set(PACKAGES)  # completion(), pkg.chat(), ollama.generate()
-    words |= set(MESSAGE_KEYWORDS) | {"prompt", "runner"}  # post(json={"messages": ...}); Runner.run
-    # models known by their constructor (chatbound.histories.CLIENT_METHODS) and chat memories
-    words |= {"autogen", "memory", "session", "history", "conversation"}
-    lowered = {word.lower() for word in words}
-    return frozenset(w for w in lowered if not any(o != w and o in w for o in lowered))  # "chat" covers "achat"
+def _names(names: Iterable[str]) -> bytes:
+    return b"|".join(re.escape(n).encode() for n in sorted(set(names), key=len, reverse=True))
+
+
+def triggers() -> tuple[re.Pattern[bytes], ...]:
+    """Code shapes one of which every file with a model call or a chat memory holds (the memory
+    rules' pre-check), derived from the tables above so that they cannot drift: each mirrors
+    what `sink_of` (or a chat memory) needs before it can answer."""
+    call = rb"[\s)]*\("
+    receivers = {tail[-2] for tail, _, _ in SHAPES}
+    verbs = {tail[-1] for tail, _, _ in SHAPES}
+    methods = {*METHODS, "send_message", "send_message_stream"}  # and a kept chat's send
+    anywhere = CALLEE_NAMES - set(METHODS) - set(AGENT_RUNS) - {"post", "generate"}  # chat(), completion()
+    by_package: dict[str, list[str]] = {}
+    for method, package in CLIENT_METHODS.items():
+        by_package.setdefault(package, []).append(method)
+    return (
+        re.compile(rb"(?:%s)[\s)]*\.\s*(?:%s)\b" % (_names(receivers), _names(verbs))),  # c.chat.completions.create
+        re.compile(rb"\.\s*(?:%s)%s" % (_names(methods), call)),  # llm.invoke(...), m.generate_content(...)
+        re.compile(rb"\b(?:%s)%s" % (_names(anywhere), call)),  # completion(...), ollama.chat(...)
+        re.compile(rb"[\"'](?:messages|contents|prompt)[\"']\s*:"),  # post(json={"messages": ...})
+        re.compile(rb"\bollama\b"),  # ollama.generate(...)
+        re.compile(rb"\bRunner[\s)]*\.|\bmessage_history\s*="),  # Runner.run(agent, ...), agent.run(q, message_history=h)
+        *(  # a client known by its package: AutoGen's create, LlamaIndex's complete, an Agents SDK run
+            (re.compile(rb"\b%s" % package.encode()), re.compile(rb"\.\s*(?:%s)%s" % (_names(names), call)))
+            for package, names in (*by_package.items(), ("agents", AGENT_RUNS))
+        ),
+        re.compile(rb"(?:Memory|Session|History|Chain)%s|\btrim_messages\b" % call),  # chat memories
+    )
 
 
 def dotted(expr: cst.BaseExpression) -> list[str]:

@@ -12,7 +12,7 @@ from chatbound.histories import ChatFacts, Flow, walk
 from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
 from chatbound.messages import callee_name, is_bounding_name, is_count_slice, string
 from chatbound.rule import Invalid, Related
-from chatbound.sinks import dotted, keyword, trigger_words
+from chatbound.sinks import dotted, keyword, triggers
 
 COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
 KIND = {
@@ -102,7 +102,7 @@ class MemoryUnboundedHistory(ChatRule):
     """
 
     ID = "MEMORY-UNBOUNDED-HISTORY"
-    TRIGGERS = tuple(sorted(trigger_words()))  # every model call or chat memory spells one of these
+    TRIGGERS = triggers()  # the shape of a model call or a chat memory
     NAME = "memory-unbounded-history"
     SEVERITY = Severity.HIGH
     SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."

@@ -10,9 +10,9 @@ import libcst as cst
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, History, walk
-from chatbound.messages import ROLE_CLASSES, callee_name, is_count_slice, slice_of, string
+from chatbound.messages import ROLE_CLASSES, callee_name, is_count_slice, slice_of, string, window_triggers
 from chatbound.rule import Invalid
-from chatbound.sinks import keyword, positional, trigger_words
+from chatbound.sinks import keyword, positional, triggers
 
 TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
 SUGGESTION = (
@@ -56,7 +56,7 @@ class MemoryWindowSplitsTurn(ChatRule):
     """
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"
-    TRIGGERS = tuple(sorted(trigger_words()))  # every model call or chat memory spells one of these
+    TRIGGERS = (*triggers(), *window_triggers())  # a model call, a chat memory, or a window over messages
     NAME = "memory-window-splits-turn"
     SEVERITY = Severity.MEDIUM
     SUMMARY = "A message-count window can cut a tool call from its result or drop the system prompt."

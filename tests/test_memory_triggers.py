@@ -1,41 +1,59 @@
-"""The memory rules' pre-check words (`chatbound.sinks.trigger_words`) never hide a finding."""
+"""The memory rules' pre-check shapes (`chatbound.sinks.triggers`) never hide a finding."""
 
 from __future__ import annotations
 
+import pytest
+
 from chatbound.precheck import may_have_findings, trigger_words
-from chatbound.sinks import METHODS, SHAPES
-from chatbound import sinks
+from chatbound.sinks import AGENT_RUNS, CLIENT_METHODS, METHODS, SHAPES, triggers
+from chatbound.rules.memory_unbounded_history import MemoryUnboundedHistory
+from chatbound.rules.memory_window_splits_turn import MemoryWindowSplitsTurn
 
 from conftest import FIXTURES
 
-
-class Words:
-    """A rule whose TRIGGERS are the sink words (what the memory rules will declare)."""
-
-    TRIGGERS = tuple(sorted(sinks.trigger_words()))
+SINKS = trigger_words([MemoryUnboundedHistory])
+WINDOWS = trigger_words([MemoryWindowSplitsTurn])
 
 
-TRIGGERS = trigger_words([Words])
-
-
-def test_every_memory_fixture_with_a_finding_holds_a_trigger_word():
+def test_every_memory_fixture_with_a_finding_passes_its_rules_precheck():
     checked = 0
     for expected in FIXTURES.rglob("expected.txt"):
         for raw in expected.read_text().splitlines():
             line = raw.split("#", 1)[0].strip()
-            if line.endswith(("MEMORY-UNBOUNDED-HISTORY", "MEMORY-WINDOW-SPLITS-TURN")):
-                path = expected.parent / line.split(":", 1)[0]
-                assert may_have_findings(path.read_bytes(), TRIGGERS), path
-                checked += 1
+            for rule_id, words in (("MEMORY-UNBOUNDED-HISTORY", SINKS), ("MEMORY-WINDOW-SPLITS-TURN", WINDOWS)):
+                if line.endswith(rule_id):
+                    path = expected.parent / line.split(":", 1)[0]
+                    assert may_have_findings(path.read_bytes(), words), path
+                    checked += 1
     assert checked > 60
 
 
-def test_every_sink_shape_and_method_is_a_trigger():
+def test_every_sink_shape_method_and_client_method_is_a_trigger():
     calls = [f"x = c.{'.'.join(tail)}(m)" for tail, _, _ in SHAPES] + [f"x = c.{name}(m)" for name in METHODS]
+    calls += [f"import {package}\nx = c.{name}(\n  m)" for name, package in CLIENT_METHODS.items()]
+    calls += [f"from agents import Runner as R\nx = R.{name}(a, q)" for name in AGENT_RUNS]
+    calls += ["r = completion(model=m, messages=h)", "r = ollama.generate(model=m, prompt=p)",
+              "r = requests.post(u, json={'model': m, 'messages': h})", "r = agent.run(q, message_history=h)",
+              "memory = ConversationBufferMemory()", "s = SQLiteSession('x')", "w = trim_messages(h)"]
     for call in calls:
-        assert may_have_findings(call.encode(), TRIGGERS), call
+        assert may_have_findings(call.encode(), SINKS), call
 
 
-def test_plain_code_holds_no_trigger_word():
-    source = b"import math\n\ndef area(r):\n    return math.pi * r ** 2\n\nTOTALS = []\nTOTALS.append(area(2))\n"
-    assert not may_have_findings(source, TRIGGERS)
+@pytest.mark.parametrize("source", [
+    "import math\n\ndef area(r):\n    return math.pi * r ** 2\n\nTOTALS = []\nTOTALS.append(area(2))\n",
+    # the words of a chat without the shape of a model call
+    "# keep the chat history and the session memory small\nhistory = load_history(session)\nprint(history[-5:])\n",
+    "def create(parts):\n    return iter(parts)\n\nrunner = Runner()\nrunner.run(create(x))\n",
+    "client.create(bucket='b')\n",  # create() of a client that is not a model's
+])
+def test_plain_code_and_near_misses_hold_no_trigger(source):
+    assert not may_have_findings(source.encode(), SINKS)
+    assert not may_have_findings(source.encode(), WINDOWS)
+
+
+def test_a_window_needs_messages_it_could_cut():
+    window = "h = h[-20:]\n"
+    assert not may_have_findings(window.encode(), WINDOWS)
+    assert may_have_findings((window + "h.append({'role': 'tool', 'content': r})\n").encode(), WINDOWS)
+    assert may_have_findings(("h = [SystemMessage(content=s)]\ndel h[:-20]\n").encode(), WINDOWS)
+    assert not may_have_findings(("h = [SystemMessage(content=s)]\n").encode(), WINDOWS)

@@ -99,7 +99,7 @@ def test_pattern_triggers_keep_their_flags_and_mix_with_words():
 def test_a_pattern_runs_only_where_a_word_every_match_needs_occurs():
     from chatbound.precheck import _compiled
 
-    shapes = {p.pattern: anchors for anchors, p, _ in _compiled((
+    shapes = {p.pattern: anchors for (anchors, p, _), in _compiled((
         re.compile(rb"\b(?:query_points|near_text)\s*\("),
         re.compile(rb"(?:system|prompt)\w*\s*=", re.I),
         re.compile(rb"@\s*\w+\.tool"),
