@@ -1,6 +1,7 @@
 """Results of earlier runs in `.chatbound_cache/` at the project root: a re-run parses nothing.
 
-An entry is one file's result, keyed by the file's shown path and content; entries live in
+An entry is one file's result, keyed by the file's shown path and content (files the
+pre-check skipped share one list of keys, `skipped`: no entry file each); entries live in
 a folder named by everything else that decides a result (chatbound's version and code, the
 LibCST version, the selected rules and their options). A result that read data files
 (a prompt read by literal path) records their hashes and is used only while they match.
@@ -88,18 +89,34 @@ class Cache:
     def __init__(self, root: Path, key: str) -> None:
         self.base = root / CACHE_DIR
         self.folder = self.base / key
+        self._skipped: set[str] | None = None  # read on first use
+        self._new_skips: list[str] = []
 
     @classmethod
     def open(cls, root: Path, rules: Iterable[type[Rule]], options: dict[str, Any]) -> "Cache":
         return cls(root, run_key(rules, options))
 
-    def _entry(self, shown: str, source: bytes) -> Path:
-        key = _digest(shown.encode("utf-8", "surrogatepass"), source)
+    @staticmethod
+    def _key(shown: str, source: bytes) -> str:
+        return _digest(shown.encode("utf-8", "surrogatepass"), source)
+
+    def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pickle"
 
+    def skipped(self) -> set[str]:
+        if self._skipped is None:
+            try:
+                self._skipped = set((self.folder / "skipped").read_text("ascii").split())
+            except (OSError, ValueError):
+                self._skipped = set()
+        return self._skipped
+
     def get(self, shown: str, source: bytes) -> FileResult | None:
+        key = self._key(shown, source)
+        if key in self.skipped():
+            return FileResult(shown)
         try:
-            data = self._entry(shown, source).read_bytes()
+            data = self._entry(key).read_bytes()
             result, data_files = _Unpickler(io.BytesIO(data)).load()
         except Exception:  # missing, truncated, corrupt or planted: a miss, never a crash
             return None
@@ -111,21 +128,39 @@ class Cache:
 
     def put(self, shown: str, source: bytes, result: FileResult) -> None:
         """Store atomically; a cache that cannot be written only costs speed."""
-        entry = self._entry(shown, source)
+        entry = self._entry(self._key(shown, source))
         try:
             data = pickle.dumps((result, {path: _file_hash(path) for path in result.data_files}), protocol=5)
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            self._ignore_in_git()
-            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                os.replace(temporary, entry)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            self._write(entry, data)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
+
+    def skip(self, shown: str, source: bytes) -> None:
+        """Remember a file the pre-check skipped without a problem (written by `flush`)."""
+        self._new_skips.append(self._key(shown, source))
+
+    def flush(self) -> None:
+        """Write the skipped files' keys, those of earlier runs included, in one file."""
+        if not self._new_skips:
+            return
+        keys = self.skipped() | set(self._new_skips)
+        try:
+            self._write(self.folder / "skipped", "\n".join(sorted(keys)).encode("ascii"))
+        except OSError:
+            pass
+        self._new_skips = []
+
+    def _write(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._ignore_in_git()
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
 
     def _ignore_in_git(self) -> None:
         ignore = self.base / ".gitignore"

@@ -62,6 +62,7 @@ class ChatNodes:
     functions: list[cst.FunctionDef] = field(default_factory=list)
     classes: list[cst.ClassDef] = field(default_factory=list)
     imports: set[str] = field(default_factory=set)
+    bindings: dict[str, set[str]] = field(default_factory=dict)  # name an import binds -> what it stands for
     # local name -> (growth site, operand) for `x.append(v)`, `x.extend(v)`, `x += v`
     growth_by_name: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = field(default_factory=dict)
 
@@ -135,8 +136,24 @@ class ChatRule(Rule):
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
-            self.nodes.imports.add(self.context.module.code_for_node(alias.name))
+            full = self.context.module.code_for_node(alias.name)
+            self.nodes.imports.add(full)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.nodes.bindings.setdefault(alias.asname.name.value, set()).add(full)
+            else:  # `import a.b` binds `a`
+                head = full.split(".", 1)[0]
+                self.nodes.bindings.setdefault(head, set()).add(head)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        base = "." * len(node.relative)
         if node.module is not None:
-            self.nodes.imports.add(self.context.module.code_for_node(node.module))
+            base += self.context.module.code_for_node(node.module)
+            self.nodes.imports.add(base)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if isinstance(alias.name, cst.Name):
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    joined = f"{base}.{alias.name.value}" if base and not base.endswith(".") else base + alias.name.value
+                    self.nodes.bindings.setdefault(bound.value, set()).add(joined)

@@ -143,13 +143,15 @@ def run(
         source = read_source(path, shown)
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
+        elif store is not None and (hit := store.get(shown, source)) is not None:
+            outcomes[index] = hit
+            result.cached += 1
         elif not rules or not may_have_findings(source, words):
             problem = nesting_problem(source) or python_syntax_error(source)
             if problem:  # not worth a LibCST parse, but still reported like ruff does
                 outcomes[index] = FileResult(shown, error=FileError(shown, problem))
-        elif store is not None and (hit := store.get(shown, source)) is not None:
-            outcomes[index] = hit
-            result.cached += 1
+            elif store is not None:
+                store.skip(shown, source)
         else:
             jobs.append(_Job(index, shown, str(path.resolve().parent), source))
 
@@ -158,6 +160,8 @@ def run(
             outcomes[job.index] = file_result
             if store is not None and file_result.error is None:
                 store.put(job.shown, job.source, file_result)
+    if store is not None:
+        store.flush()
     result.parsed = [job.shown for job in jobs]
 
     ignores = per_file_ignores(settings)

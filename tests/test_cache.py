@@ -145,3 +145,23 @@ def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypa
     cleaned = runner.invoke(main, ["clean"])
     assert cleaned.exit_code == 0 and not (root / CACHE_DIR).exists()
     assert cleaned.stderr.startswith("removed ")
+
+
+def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again(write, monkeypatch, parses):
+    import chatbound.runner as runner
+
+    root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
+    monkeypatch.chdir(root)
+    checked = []
+    real = runner.python_syntax_error
+    monkeypatch.setattr(runner, "python_syntax_error", lambda source: checked.append(source) or real(source))
+    first = _run(root)
+    assert len(checked) == 2 and first.parsed == ["chat.py"]
+    assert len(_entries(root)) == 1  # chat.py; plain.py is a line of the skipped list
+    second = _run(root)
+    # plain.py comes from the list; broken.py (an error is never cached) is checked again
+    assert len(checked) == 3 and second.parsed == [] and second.cached == 2
+    assert [e.message for e in second.errors] == [e.message for e in first.errors] and len(first.errors) == 1
+    (root / "plain.py").write_text("x = 2\n")
+    _run(root)
+    assert len(checked) == 5
