@@ -276,11 +276,14 @@ def _shape(module: cst.Module, values: list, names: set[str]) -> str:
 
 
 def _is_text(value: cst.BaseExpression) -> bool:
-    """A string literal, an f-string, `a + "b"`, or a reply's `.text` / `.content`."""
+    """A string literal, an f-string, `a + "b"`, `sep.join(...)`, `str(...)`, or a reply's
+    `.text` / `.content`."""
     if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
         return True
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
         return _is_text(value.left) or _is_text(value.right)
+    if isinstance(value, cst.Call) and _callee(value) in ("join", "str", "format", "strip"):
+        return True
     return bool(TEXT.search(cst.Module([]).code_for_node(value)))
 
 
@@ -337,37 +340,64 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         shape = message_shape(module, wrapper, finding, history)
         if shape in UNREADABLE:
             return None, SUGGESTIONS[kind] + UNREADABLE[shape]
-        context = _send_context(module, wrapper, finding.span)
-        if context == "text call" or context == "text" and shape == "unknown":
-            return None, SUGGESTIONS[kind]  # the sent value is text, or its items may not be messages
+        context, sent = _send_context(module, wrapper, finding.span)
+        where = finding
+        if context == "text call":  # `prompt=self.render()`: bound where render() reads the history
+            where, context = _read_in_renderer(module, wrapper, finding, sent), "text"
+        if where is None or context == "text" and shape == "unknown":
+            return None, SUGGESTIONS[kind]  # no one place to wrap, or items that may not be messages
+        read = text_at(lines, where.span)
+        description = f"Send bounded_view({read}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
         return _wrap(
-            finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
-            f"Send bounded_view({history}, last_turns={WINDOW_TURNS}); the stored history is unchanged", safe=True,
+            where, module, wrapper, lines, f"bounded_view({read}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+            description, safe=True,
         ), SUGGESTIONS[kind]
     return None, SUGGESTIONS.get(kind, "")
 
 
-def _send_context(module: cst.Module, wrapper: MetadataWrapper, span: Span) -> str:
-    """How the expression at ``span`` is sent: "text call" (a call of a function of this module
-    that returns text: `prompt=self.render()`), "text" (joined, iterated or formatted into
-    text) or "messages" (the value itself, or an item list built from it)."""
+def _send_context(module: cst.Module, wrapper: MetadataWrapper, span: Span) -> tuple[str, cst.CSTNode | None]:
+    """How the expression at ``span`` is sent, and its node: "text call" (a call of a function
+    of this module that returns text: `prompt=self.render()`), "text" (joined, iterated or
+    formatted into text) or "messages" (the value itself, or an item list built from it)."""
     positions = wrapper.resolve(PositionProvider)
     where = (span.line, span.col - 1, span.end_line, span.end_col - 1)
     path = _path_to(module, lambda node: node in positions and (
         positions[node].start.line, positions[node].start.column, positions[node].end.line, positions[node].end.column
     ) == where)
     if not path:
-        return "messages"
+        return "messages", None
     node = path[-1]
     if isinstance(node, cst.Call) and _returns_text(module, node):
-        return "text call"
+        return "text call", node
     for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
         if isinstance(parent, (cst.FormattedString, cst.CompFor, cst.For)):
-            return "text"
+            return "text", node
         if isinstance(parent, cst.Call) and isinstance(child, cst.Arg):
             joins = isinstance(parent.func, cst.Attribute) and parent.func.attr.value == "join"
-            return "text" if joins else "messages"  # an argument of any other call is sent as items
-    return "messages"
+            return ("text" if joins else "messages"), node  # an argument of any other call is sent as items
+    return "messages", node
+
+
+def _read_in_renderer(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, call: cst.Call) -> Finding | None:
+    """The finding moved to the one place the rendering function reads the history, when the
+    function is defined once, called once (at this send: bounding it bounds nothing the user
+    sees) and reads the history once; else None."""
+    name = _callee(call)
+    history = " ".join(str(finding.properties.get("history", "")).split())
+    functions = [n for n in _walk(module) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    calls = [n for n in _walk(module) if isinstance(n, cst.Call) and _callee(n) == name]
+    if len(functions) != 1 or len(calls) != 1 or not history:
+        return None
+    reads = [n for n in _walk(functions[0].body) if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript))
+             and " ".join(module.code_for_node(n).split()) == history]
+    if len(reads) != 1:
+        return None
+    where = wrapper.resolve(PositionProvider)[reads[0]]
+    return replace(finding, span=Span(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1))
+
+
+def _callee(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
 
 
 def _path_to(module: cst.Module, found) -> list:
@@ -382,8 +412,8 @@ def _path_to(module: cst.Module, found) -> list:
 
 
 def _returns_text(module: cst.Module, call: cst.Call) -> bool:
-    """A call of a function or method of this module whose every return value is text."""
-    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+    """A call of a function or method of this module that returns text."""
+    name = _callee(call)
     returns = [
         node.value
         for function in _walk(module)
@@ -391,7 +421,7 @@ def _returns_text(module: cst.Module, call: cst.Call) -> bool:
         for node in _walk(function.body)
         if isinstance(node, cst.Return) and node.value is not None
     ]
-    return bool(returns) and all(_is_text(value) for value in returns)
+    return any(_is_text(value) for value in returns)
 
 
 def attach_fixes(findings: Sequence[Finding], module: cst.Module, wrapper: MetadataWrapper) -> list[Finding]:

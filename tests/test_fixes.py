@@ -179,19 +179,38 @@ def test_a_history_that_is_one_string_or_holds_records_gets_advice_and_no_edit()
     assert finding.suggestion.endswith("to send a bounded view of them.")
 
 
-def test_a_send_of_text_rendered_by_a_function_of_the_module_gets_no_edit():
-    code = (
-        "class Play:\n"
-        "    def render(self):\n"
-        "        return 'Crew log\\n' + '\\n'.join(self.log)\n"
-        "    def say(self, text):\n"
-        "        self.log.append(text)\n"
-        "        return ollama.generate(model='m', prompt=self.render())\n"
-    )
-    finding = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 50, 6, 63),
-                      properties={"history": "self.log", "framework": "ollama", "growth_lines": [5]})
+RENDERS = (
+    "class Play:\n"
+    "    def render(self):\n"
+    "        return 'Crew log\\n' + '\\n'.join(self.log)\n"
+    "    def say(self, text):\n"
+    "        self.log.append(f'Crew: {text}')\n"
+    "        return ollama.generate(model='m', prompt=self.render())\n"
+)
+
+
+def _rendered(code: str) -> Finding:
     assert code.splitlines()[5][49:62] == "self.render()"
-    assert _fix_for(code, finding).fix is None
+    return Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 50, 6, 63),
+                   properties={"history": "self.log", "framework": "ollama", "growth_lines": [5]})
+
+
+def test_a_send_of_text_a_function_renders_is_bounded_where_the_function_reads_the_history():
+    fixed = _fix_for(RENDERS, _rendered(RENDERS))
+    assert fixed.fix.safe and fixed.fix.edits[0] == Edit(Span(3, 41, 3, 49), "bounded_view(self.log, last_turns=10)")
+    assert apply_edits(RENDERS, fixed.fix.edits).splitlines()[:4] == [
+        "from chatbound.compaction import bounded_view",
+        "class Play:",
+        "    def render(self):",
+        "        return 'Crew log\\n' + '\\n'.join(bounded_view(self.log, last_turns=10))",
+    ]
+
+
+def test_a_rendering_function_called_elsewhere_too_or_reading_the_history_twice_gets_no_edit():
+    shown = RENDERS + "def show(play):\n    print(play.render())\n"  # what the user sees would be bounded
+    assert _fix_for(shown, _rendered(shown)).fix is None
+    twice = RENDERS.replace("'Crew log\\n' +", "str(len(self.log)) +")
+    assert _fix_for(twice, _rendered(twice)).fix is None
 
 
 def test_bedrock_and_langchain_lists_get_the_safe_wrap():

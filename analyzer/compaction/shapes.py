@@ -142,7 +142,7 @@ def _block_calls(content) -> list:
             continue
         inner = next((field(block, key) for key in ("toolUse", "function_call", "functionCall")
                       if field(block, key) is not None), None)
-        if inner is not None:
+        if inner is not None and field(inner, "name"):  # an unset proto field is an empty message
             found.append(ToolCall(field(inner, "toolUseId") or field(inner, "id") or field(inner, "name"),
                                   field(inner, "name"), _json(field(inner, "input") or field(inner, "args") or {})))
     return found
@@ -176,7 +176,7 @@ def _block_results(content) -> list:
             found.append((field(inner, "toolUseId"), text_of(field(inner, "content"))))
         else:
             inner = field(block, "function_response") or field(block, "functionResponse")
-            if inner is not None:
+            if inner is not None and (field(inner, "name") or field(inner, "id")):
                 found.append((field(inner, "id") or field(inner, "name"), _json(field(inner, "response"))))
     return found
 

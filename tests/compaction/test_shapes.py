@@ -322,6 +322,14 @@ def test_bedrock_token_budget_counts_the_tool_blocks():
     same(bounded_view(history, max_tokens=21 + 107, estimator=len), history[2:])
 
 
+def test_unset_proto_fields_are_no_calls():
+    # google.generativeai's protos answer an unset field with an empty message, not None
+    empty = obj(name="", id="", args=None, response=None)
+    history = [obj(role=role, parts=[_part(text=text, function_call=empty, function_response=empty)])
+               for role, text in (("user", "u1"), ("model", "a1"), ("user", "u2"), ("model", "a2"))]
+    same(bounded_view(history, last_turns=1), history[2:])
+
+
 def test_langchain_tuples_keep_whole_turns():
     history = [("system", "sys"), ("human", "u1"), ("ai", "a1"), ("user", "u2"), ("assistant", "a2")]
     same(bounded_view(history, last_turns=1), [history[0], *history[3:]])
