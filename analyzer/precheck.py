@@ -22,7 +22,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 try:
     import re._parser as _parser  # Python 3.11+
@@ -61,8 +61,8 @@ class Triggers:
     # groups of (anchors, pattern, whether it runs on the lower-cased text): all of a group must match
     shapes: tuple[tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...], ...]
 
-    def search(self, source: bytes) -> bool:
-        lowered = source.lower()
+    def search(self, source: bytes, lowered: bytes | None = None) -> bool:
+        lowered = source.lower() if lowered is None else lowered
         if any(word in lowered for word in self.words):
             return True
         return any(
@@ -153,6 +153,15 @@ def trigger_words(rules: Iterable[type[Rule]]) -> Triggers | None:
 def may_have_findings(source: bytes, triggers: Triggers | None) -> bool:
     """False only when no trigger occurs in the file: then no selected rule can report."""
     return triggers is None or triggers.search(source)
+
+
+def rules_for(source: bytes, rules: Sequence[type[Rule]]) -> tuple[type[Rule], ...]:
+    """The rules whose own triggers occur in the file: only they can report on it, so only
+    they run (a file parsed for one rule's shape does not pay for the others)."""
+    lowered = source.lower()
+    return tuple(
+        rule for rule in rules if rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered)
+    )
 
 
 def nesting_problem(source: bytes | str) -> str | None:

@@ -1,8 +1,9 @@
 """One run: discover files, analyze each, filter by per-file ignores. CLI and LSP share it.
 
-The order of work, cheapest first: read the file (at most MAX_FILE_BYTES), the textual
-pre-check (files holding none of the selected rules' trigger words are not parsed), the
-result cache, and only then a LibCST parse, in a process pool when there is enough to parse.
+The order of work, cheapest first: read the file (at most MAX_FILE_BYTES), the result
+cache, the textual pre-check (a file holding none of the selected rules' triggers is not
+parsed; one that is runs only the rules whose triggers it holds), and only then a LibCST
+parse, in a process pool when there is enough to parse.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .cache import Cache
 from .config import Settings
 from .discovery import discover
 from .findings import FileError, Finding
-from .precheck import may_have_findings, nesting_problem, trigger_words
+from .precheck import nesting_problem, rules_for
 from .registry import matches, select_rules
 from .rule import Rule
 
@@ -58,6 +59,7 @@ class _Job:
     shown: str
     directory: str
     source: bytes
+    rules: tuple[type[Rule], ...]  # those whose triggers occur in the file
 
 
 def display_path(path: Path) -> str:
@@ -133,7 +135,6 @@ def run(
     found = discover(paths, settings.root, settings.excludes, force_exclude)
     result = RunResult(errors=list(found.errors), files=len(found.files))
     options = rule_options(settings)
-    words = trigger_words(rules) if precheck else None
     store = Cache.open(settings.root, rules, options) if cache else None
 
     outcomes: list[FileResult | None] = [None] * len(found.files)
@@ -146,17 +147,17 @@ def run(
         elif store is not None and (hit := store.get(shown, source)) is not None:
             outcomes[index] = hit
             result.cached += 1
-        elif not rules or not may_have_findings(source, words):
+        elif not (applicable := rules_for(source, rules) if precheck else tuple(rules)):
             problem = nesting_problem(source) or python_syntax_error(source)
             if problem:  # not worth a LibCST parse, but still reported like ruff does
                 outcomes[index] = FileResult(shown, error=FileError(shown, problem))
             elif store is not None:
                 store.skip(shown, source)
         else:
-            jobs.append(_Job(index, shown, str(path.resolve().parent), source))
+            jobs.append(_Job(index, shown, str(path.resolve().parent), source, applicable))
 
     with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
-        for job, file_result in _analyze_all(jobs, rules, options, advance):
+        for job, file_result in _analyze_all(jobs, options, advance):
             outcomes[job.index] = file_result
             if store is not None and file_result.error is None:
                 store.put(job.shown, job.source, file_result)
@@ -189,9 +190,9 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
 # --- parsing, in this process or a pool ------------------------------------------------
 
 
-def _analyze_chunk(jobs: Sequence[_Job], rules: Sequence[type[Rule]], options: dict) -> list[FileResult]:
+def _analyze_chunk(jobs: Sequence[_Job], options: dict) -> list[FileResult]:
     """A worker's task: plain data in, plain data out."""
-    return [analyze_source(job.source, job.shown, rules, options, directory=job.directory) for job in jobs]
+    return [analyze_source(job.source, job.shown, job.rules, options, directory=job.directory) for job in jobs]
 
 
 def _workers() -> int:
@@ -202,15 +203,15 @@ def _workers() -> int:
 
 
 def _analyze_all(
-    jobs: list[_Job], rules: Sequence[type[Rule]], options: dict, advance: Callable[[int], None]
+    jobs: list[_Job], options: dict, advance: Callable[[int], None]
 ) -> Iterator[tuple[_Job, FileResult]]:
     workers = _workers()
     if workers < 2 or len(jobs) < 2 * workers or sum(len(j.source) for j in jobs) < PARALLEL_MIN_BYTES:
         for job in jobs:
-            yield job, _analyze_chunk([job], rules, options)[0]
+            yield job, _analyze_chunk([job], options)[0]
             advance(1)
         return
-    yield from _in_pool(jobs, rules, options, workers, advance)
+    yield from _in_pool(jobs, options, workers, advance)
 
 
 def _chunks(jobs: list[_Job], workers: int) -> list[list[_Job]]:
@@ -237,7 +238,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 
 def _in_pool(
-    jobs: list[_Job], rules: Sequence[type[Rule]], options: dict, workers: int, advance: Callable[[int], None]
+    jobs: list[_Job], options: dict, workers: int, advance: Callable[[int], None]
 ) -> Iterator[tuple[_Job, FileResult]]:
     """Chunks over a spawn pool. A worker that dies (a crash in native code) breaks the pool:
     the chunks then in flight are retried one file at a time in a single-worker pool, where
@@ -251,7 +252,7 @@ def _in_pool(
                 while pending or inflight:
                     while pending and len(inflight) < 2 * workers:
                         chunk = pending.popleft()
-                        inflight[pool.submit(_analyze_chunk, chunk, rules, options)] = chunk
+                        inflight[pool.submit(_analyze_chunk, chunk, options)] = chunk
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     for future in done:
                         chunk = inflight[future]
@@ -261,7 +262,7 @@ def _in_pool(
                         advance(len(chunk))
             except BrokenProcessPool:
                 suspects.extend(job for chunk in inflight.values() for job in chunk)
-    yield from _one_by_one(deque(suspects), rules, options, advance)
+    yield from _one_by_one(deque(suspects), options, advance)
 
 
 def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:
@@ -275,7 +276,7 @@ def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:
 
 
 def _one_by_one(
-    queue: deque[_Job], rules: Sequence[type[Rule]], options: dict, advance: Callable[[int], None]
+    queue: deque[_Job], options: dict, advance: Callable[[int], None]
 ) -> Iterator[tuple[_Job, FileResult]]:
     """One file at a time in a single worker: a file that kills its worker is the culprit."""
     while queue:
@@ -283,7 +284,7 @@ def _one_by_one(
             try:
                 while queue:
                     job = queue[0]
-                    result = _chunk_results(pool.submit(_analyze_chunk, [job], rules, options), [job])[0]
+                    result = _chunk_results(pool.submit(_analyze_chunk, [job], options), [job])[0]
                     yield queue.popleft(), result
                     advance(1)
             except BrokenProcessPool:

@@ -170,3 +170,27 @@ def test_a_file_the_precheck_skips_still_reports_its_syntax_error(write, monkeyp
     assert sorted((e.path, e.message.split(":")[0]) for e in result.errors) == [
         ("deep.py", "nested too deeply"), ("notes.py", "syntax error at 1"),
     ]
+
+
+def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkeypatch):
+    import chatbound.runner as runner
+
+    root = write({
+        "rag.py": "docs = store.similarity_search(question, k=20)\n",
+        "both.py": "docs = store.similarity_search(q, k=20)\nr = client.chat.completions.create(model=m, messages=h)\n",
+    })
+    monkeypatch.chdir(root)
+    ran = {}
+    real = runner.analyze_source
+
+    def recording(source, shown, rules, *args, **kwargs):
+        ran[shown] = [rule.ID for rule in rules]
+        return real(source, shown, rules, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "analyze_source", recording)
+    result = run([root], Settings(root=root))
+    assert ran["rag.py"] == ["RAG-EXCESSIVE-TOP-K"]
+    assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "MEMORY-WINDOW-SPLITS-TURN", "RAG-EXCESSIVE-TOP-K"]
+    assert [(f.path, f.span.line, f.rule_id) for f in result.findings] == [
+        ("both.py", 1, "RAG-EXCESSIVE-TOP-K"), ("rag.py", 1, "RAG-EXCESSIVE-TOP-K"),
+    ]
