@@ -5,10 +5,11 @@
   ``bounded_view(<expr>, last_turns=10)`` and import it once. Safe: only the sent view is
   bounded, the stored list stays as the user sees it, and ``bounded_view`` reads every common
   message shape (dicts and SDK objects, duck-typed, and text lines: ``compaction/shapes.py``).
-  No edit when the growth shows what it cannot read: records that are not messages
-  (``{"author": ..., "text": ...}``) or a history that is one string (``story += ...``); nor
-  when the sent expression renders the history into text (``prompt=self.render()``). A value
-  the code does not show is safe only where it is sent as the messages themselves.
+  When the growth shows what it cannot read, a plain tail, also safe: records that are not
+  messages (``{"author": ..., "text": ...}``), rendered into text, get ``log[-20:]`` (a record
+  is no turn, so none is split), a history that is one string (``story += ...``) ``story[-8000:]`` (the
+  last characters; the first line sent may start mid-sentence). A value the code does not
+  show is safe only where it is sent as the messages themselves.
 - Histories a framework object or the server keeps (``storage`` "framework" or "server"):
   ``memory_fixes``. LlamaIndex and OpenAI Agents: the suggestion only here.
 - MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
@@ -68,11 +69,16 @@ NOT_A_DICT = re.compile(r"(\.message|\.output)$|^[A-Z]\w*\(")
 TEXT = re.compile(r"\.(text|content)$")
 # Keys that make a dict a chat item bounded_view reads (role dicts, LangChain and Responses items).
 MESSAGE_KEYS = {"role", "type", "parts"}
-# What the growth shows that bounded_view cannot read: no edit, and why.
-UNREADABLE = {
-    "records": " The history holds records, not chat messages: store `{\"role\": ..., \"content\": ...}` items "
-    "to send a bounded view of them.",
-    "string": " The history is one growing string: keep the turns in a list to send the last of them.",
+WINDOW_RECORDS = 20  # records such as review comments: about 10 exchanges
+WINDOW_CHARS = 8000  # about 2,000 tokens of a history kept as one string
+# What the growth shows that bounded_view cannot read: the tail sent instead, and the advice.
+TAILS = {
+    "records": (f"[-{WINDOW_RECORDS}:]", f"the last {WINDOW_RECORDS} records",
+                f" The history holds records, not chat messages: where they are rendered into text, send the last "
+                f"{WINDOW_RECORDS} (`log[-{WINDOW_RECORDS}:]`); a record is no turn, so none is split."),
+    "string": (f"[-{WINDOW_CHARS}:]", f"the last {WINDOW_CHARS} characters",
+               f" The history is one growing string: send its last {WINDOW_CHARS} characters "
+               f"(`story[-{WINDOW_CHARS}:]`), or keep the turns in a list to send the last whole ones."),
 }
 
 
@@ -338,21 +344,37 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         return None, SUGGESTIONS.get(kind, SUGGESTIONS["plain"])
     if kind in ("plain", "langchain"):
         shape = message_shape(module, wrapper, finding, history)
-        if shape in UNREADABLE:
-            return None, SUGGESTIONS[kind] + UNREADABLE[shape]
+        suggestion = SUGGESTIONS[kind] + (TAILS[shape][2] if shape in TAILS else "")
         context, sent = _send_context(module, wrapper, finding.span)
         where = finding
         if context == "text call":  # `prompt=self.render()`: bound where render() reads the history
             where, context = _read_in_renderer(module, wrapper, finding, sent), "text"
         if where is None or context == "text" and shape == "unknown":
-            return None, SUGGESTIONS[kind]  # no one place to wrap, or items that may not be messages
+            return None, suggestion  # no one place to wrap, or items that may not be messages
         read = text_at(lines, where.span)
+        if shape in TAILS:  # only where the history itself is read: a tail of `PREFIX + story` drops the prefix
+            if " ".join(read.split()) != " ".join(str(finding.properties.get("history", "")).split()):
+                return None, suggestion
+            if shape == "records" and context != "text":
+                return None, suggestion  # sent as messages beside role dicts: a count slice could split a turn
+            tail, what, _ = TAILS[shape]
+            text = f"{read}{tail}" if _atom(read) else f"({read}){tail}"
+            return _wrap(where, module, wrapper, lines, text, [], f"Send {what} of {read}; the stored history is "
+                         "unchanged", safe=True), suggestion
         description = f"Send bounded_view({read}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
         return _wrap(
             where, module, wrapper, lines, f"bounded_view({read}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
             description, safe=True,
-        ), SUGGESTIONS[kind]
+        ), suggestion
     return None, SUGGESTIONS.get(kind, "")
+
+
+def _atom(text: str) -> bool:
+    """``text`` is an expression a subscript binds to as a whole (a name, attribute, call, subscript)."""
+    try:
+        return isinstance(cst.parse_expression(" ".join(text.split())), (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+    except cst.ParserSyntaxError:
+        return False
 
 
 def _send_context(module: cst.Module, wrapper: MetadataWrapper, span: Span) -> tuple[str, cst.CSTNode | None]:

@@ -24,12 +24,25 @@ is sent is bounded:
   reduced.reduce()`` before the call (semantic-kernel 1.45: ``reduce()`` keeps the system
   message and function calls with their results, and truncates only the copy).
 
-No edit, only the advice: Pydantic AI (a history processor's result replaces the run's
-history, so ``all_messages()`` returns the trimmed list; v2 moved ``history_processors=`` to
-``capabilities=[ProcessHistory(...)]``), google-genai chat objects (the chat is the store; no bound), Responses
-API ``previous_response_id`` chains (``truncation="auto"`` only acts at the context window),
-and Agents SDK input lists replayed by hand (``result.to_input_list()`` returns the input
-that was sent, so a bounded input would shrink the stored thread).
+- Pydantic AI ``message_history=h``: ``bounded_view(h, last_turns=10)`` (compaction/shapes.py
+  reads ModelRequest/ModelResponse; the first request, holding the system prompt Pydantic AI
+  sends only with an empty history, stays pinned), and a store ``h = r.all_messages()``
+  becomes ``h = [*h, *r.new_messages()]``, since ``all_messages()`` returns the history that
+  was sent; ``h.extend(r.new_messages())`` already keeps it whole. pydantic-ai-slim 2.68: 30
+  turns with tool calls through a FunctionModel store the same history as the code as
+  written (all but the usage counts, which shrink), each call sends at most 31 messages, not
+  79, and starts with the system prompt. (A history processor is no fix here: its result
+  replaces the run's history, so ``all_messages()`` returns the trimmed list.)
+- Agents SDK input lists replayed by hand (``Runner.run(agent, items)``, ``h =
+  r.to_input_list()``): ``bounded_view(items, last_turns=10)`` at the send, and the store
+  becomes ``h = items + r.to_input_list()[len(r.input):]``: ``to_input_list()`` is the input
+  that was sent (``r.input``, one item per item) followed by the run's new items.
+  openai-agents 0.24: 30 turns with tool calls through a fake Model store the same thread;
+  each call sends at most 27 items, not 79, never an output without its call.
+
+No edit, only the advice: google-genai chat objects (the chat is the store; no bound) and
+Responses API ``previous_response_id`` chains (``truncation="auto"`` only acts at the
+context window).
 """
 
 from __future__ import annotations
@@ -41,7 +54,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
-from .fixes import HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _wrap, text_at
+from .fixes import BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _walk, _wrap, text_at
 
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
@@ -64,17 +77,17 @@ SUGGESTIONS = {
     'max_tokens=4000, start_on="human", include_system=True)) | chain`. ' + HISTORY_STAYS,
     "agents": f"Give the session `session_settings=SessionSettings(limit={WINDOW_ITEMS})` (`from agents import "
     "SessionSettings`): the session keeps every item, each run reads the last ones, and the SDK drops a tool "
-    "output whose call fell out of the window. A list replayed by hand (`result.to_input_list()` fed back): keep "
-    "it in such a session instead; bounding the input alone would also shrink what `to_input_list()` returns. "
-    + HISTORY_STAYS,
+    "output whose call fell out of the window. A list replayed by hand (`result.to_input_list()` fed back): send "
+    f"`bounded_view(items, last_turns={WINDOW_TURNS})` and store `items + result.to_input_list()[len(result.input):]`; "
+    "`to_input_list()` alone returns the bounded input that was sent. " + HISTORY_STAYS,
     "llama_index": f"Send a token-limited view: `ChatMemoryBuffer.from_defaults(token_limit={TOKEN_LIMIT}, "
     "chat_history=list(history)).get()` (`from llama_index.core.memory import ChatMemoryBuffer`); copy the "
     "list, the buffer appends to the one it is given. " + HISTORY_STAYS,
-    "pydantic_ai": "Bound what is sent with a history processor that keeps the last whole turns: "
-    "`Agent(..., history_processors=[keep_recent])` (v1), `Agent(..., capabilities=[ProcessHistory(keep_recent), "
-    "ReinjectSystemPrompt()])` (v2). The processor's result replaces the run's history, so keep the stored "
-    "history with `extend(result.new_messages())`, not `= result.all_messages()`; a trim also drops the "
-    "`system_prompt` part unless `ReinjectSystemPrompt()` puts it back.",
+    "pydantic_ai": f"Send a bounded view: `message_history=bounded_view(history, last_turns={WINDOW_TURNS})` "
+    "(`from chatbound.compaction import bounded_view`; it keeps the first request, which holds the system prompt), "
+    "and store only the new messages: `history = [*history, *result.new_messages()]` (or "
+    "`history.extend(result.new_messages())`), not `result.all_messages()`, which returns the bounded history "
+    "that was sent. " + HISTORY_STAYS,
     "semantic_kernel": "Send a reduced copy: `reduced = ChatHistoryTruncationReducer(target_count=20, "
     "messages=list(history.messages))`, `await reduced.reduce()`, then `chat_history=reduced` (`reduce()` "
     "truncates the history it is called on, keeping the system message and function calls with their results). "
@@ -101,14 +114,17 @@ def framework_fix(
     if framework == "langchain" and history == "RunnableWithMessageHistory":
         return _trimmed_runnable(finding, module, wrapper, lines), SUGGESTIONS["runnable"]
     if framework == "agents":
-        return (_session_limit(finding, module, wrapper, lines) if storage == "framework" else None), SUGGESTIONS["agents"]
+        fix = (_session_limit if storage == "framework" else _replayed_input)(finding, module, wrapper, lines)
+        return fix, SUGGESTIONS["agents"]
     if framework == "llama_index":
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
     if storage == "server":
         return None, SUGGESTIONS["openai-responses"]
     if framework == "semantic_kernel":
         return _reduced_copy(finding, module, wrapper, lines), SUGGESTIONS["semantic_kernel"]
-    if framework == "pydantic_ai" or framework == "google-genai" and storage == "framework":
+    if framework == "pydantic_ai":
+        return _message_history_view(finding, module, wrapper, lines), SUGGESTIONS[framework]
+    if framework == "google-genai" and storage == "framework":
         return None, SUGGESTIONS[framework]
     return None
 
@@ -267,3 +283,102 @@ def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:
         safe=True,
     )
     return fix and replace(fix, edits=(*fix.edits, Edit(Span(line, 1, line, 1), setup)))
+
+
+def _arg_at(wrapper: MetadataWrapper, span: Span) -> tuple[cst.Call, cst.Arg] | None:
+    """The call and its argument whose value's 1-based span is ``span``."""
+    positions = wrapper.resolve(PositionProvider)
+    for node in positions:
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                if _span_of(wrapper, arg.value) == span:
+                    return node, arg
+    return None
+
+
+def _stores(module: cst.Module, wrapper: MetadataWrapper, history: str, method: str) -> list[cst.Assign] | None:
+    """Every `history = r.method()` (no arguments) in the module; None when ``method`` is called
+    anywhere else (`list(r.method())`, `h.extend(r.method())`: forms this edit does not know)."""
+    assigns = [
+        node for node in _index(module).assigns
+        if isinstance(node, cst.Assign) and len(node.targets) == 1
+        and " ".join(module.code_for_node(node.targets[0].target).split()) == history
+        and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
+        and node.value.func.attr.value == method and not node.value.args
+    ]
+    known = {id(node.value) for node in assigns}
+    calls = [node for node in wrapper.resolve(PositionProvider) if isinstance(node, cst.Call)
+             and isinstance(node.func, cst.Attribute) and node.func.attr.value == method]
+    return assigns if all(id(call) in known for call in calls) else None
+
+
+def _store_edit(module: cst.Module, wrapper: MetadataWrapper, store: cst.Assign, text: str) -> Edit:
+    """Replace the value of ``store`` by ``text``, where ``{r}`` is the receiver of its call."""
+    receiver = module.code_for_node(store.value.func.value)
+    return Edit(_span_of(wrapper, store.value), text.format(r=receiver))
+
+
+def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`message_history=h` -> `message_history=bounded_view(h, last_turns=10)`, and a store
+    `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
+    history = text_at(lines, finding.span)
+    found = _arg_at(wrapper, finding.span)
+    if (found is None or found[1].keyword is None or found[1].keyword.value != "message_history"
+            or str(finding.properties.get("expression", "")) != history):
+        return None
+    stores = _stores(module, wrapper, " ".join(history.split()), "all_messages")
+    if stores is None:
+        return None
+    fix = _wrap(
+        finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+        f"Send bounded_view({history}, last_turns={WINDOW_TURNS}) as the message history (the first request, with the "
+        "system prompt, stays)" + ("; store the run's new messages after it, not all_messages(), so the stored "
+                                   "history stays whole" if stores else "; the stored history is unchanged"),
+        safe=True,
+    )
+    edits = [_store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]
+    return fix and replace(fix, edits=(*fix.edits, *edits))
+
+
+AGENT_RUNS = ("run", "run_sync", "run_streamed")
+
+
+def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`Runner.run(agent, items)` -> `Runner.run(agent, bounded_view(items, last_turns=10))`, and the
+    store `h = r.to_input_list()` -> `h = items + r.to_input_list()[len(r.input):]`."""
+    sent = text_at(lines, finding.span)
+    history = " ".join(str(finding.properties.get("history", "")).split())
+    found = _arg_at(wrapper, finding.span)
+    if found is None or str(finding.properties.get("expression", "")) != sent:
+        return None
+    call, arg = found
+    position = call.args.index(arg)
+    if (not isinstance(call.func, cst.Attribute) or call.func.attr.value not in AGENT_RUNS
+            or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")):
+        return None
+    if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
+        return None  # bounded_view takes a list; the first input may be a string
+    stores = _stores(module, wrapper, history, "to_input_list")
+    if not stores:
+        return None
+    fix = _wrap(
+        finding, module, wrapper, lines, f"bounded_view({sent}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+        f"Send bounded_view({sent}, last_turns={WINDOW_TURNS}) and store the whole input with the run's new items "
+        "(to_input_list() after the input that was sent), so the stored thread stays whole",
+        safe=True,
+    )
+    edits = [_store_edit(module, wrapper, store, f"{sent} + {{r}}.to_input_list()[len({{r}}.input):]") for store in stores]
+    return fix and replace(fix, edits=(*fix.edits, *edits))
+
+
+def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str) -> bool:
+    """``name`` is set, in the function holding ``span``, only to list literals or `x + [...]`."""
+    function = _innermost(wrapper, span, cst.FunctionDef)
+    if function is None or not name.isidentifier():
+        return False
+    values = [node.value for node in _walk(function) if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+              and module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target) == name]
+    return bool(values) and all(
+        isinstance(v, cst.List) or isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)
+        and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List)) for v in values
+    )

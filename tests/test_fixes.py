@@ -167,16 +167,22 @@ def test_a_history_the_code_does_not_show_is_safe_only_where_it_is_sent_as_the_m
     assert _fix_for(text, replace(sent, span=Span(3, 82, 3, 89), properties={**sent.properties, "growth_lines": [2]})).fix.safe
 
 
-def test_a_history_that_is_one_string_or_holds_records_gets_advice_and_no_edit():
+def test_a_history_that_is_one_string_gets_its_tail_and_records_sent_as_messages_no_edit():
     text = "story = ''\ndef play(action):\n    global story\n    story += f'Player: {action}'\n    client.chat.completions.create(messages=story)\n"
     story = analyze_source(text, "app.py", [SendsWholeList], {}).findings[0]
     growth = {**story.properties, "growth_lines": [4]}
     fixed = _fix_for(text, replace(story, fix=None, suggestion="", properties=growth))
-    assert fixed.fix is None and fixed.suggestion.endswith("keep the turns in a list to send the last of them.")
+    assert fixed.fix.safe and fixed.fix.edits == (Edit(Span(5, 45, 5, 50), "story[-8000:]"),)
+    assert fixed.suggestion.endswith("or keep the turns in a list to send the last whole ones.")
+    prefixed = text.replace("    client", "    prompt = 'Go on.' + story\n    client").replace("=story", "=prompt")
+    assert prefixed.splitlines()[5][44:50] == "prompt"
+    derived = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 45, 6, 51),
+                      properties={"history": "story", "framework": "openai", "growth_lines": [4]})
+    assert _fix_for(prefixed, derived).fix is None  # a tail of the sum would drop the prefix
     records = SERVICE.replace('{"role": "user", "content": question}', '{"author": "ana", "text": question}')
     finding = only(records)
-    assert finding.fix is None
-    assert finding.suggestion.endswith("to send a bounded view of them.")
+    assert finding.fix is None  # records beside role dicts, sent as messages: a count slice could split a turn
+    assert finding.suggestion.endswith("a record is no turn, so none is split.")
 
 
 RENDERS = (

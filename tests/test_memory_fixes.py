@@ -2,11 +2,15 @@
 the edit written out by hand, re-parsed and re-checked; the lines that store the history stay.
 
 The edits were run against the SDKs before they were written here (langchain-classic 1.0.8,
-langchain-core 1.8.3, openai-agents 0.24.0, llama-index-core 0.14.25, semantic-kernel 1.45.0).
+langchain-core 1.8.3, openai-agents 0.24.0, llama-index-core 0.14.25, semantic-kernel 1.45.0,
+pydantic-ai-slim 2.68.0: 30 turns with tool calls through a fake model store the same history
+before and after the edit, and only what is sent is bounded). Records and a history that is one
+string get a plain tail at the send. `--diff` shows each edit before `--fix` writes it.
 """
 
 from __future__ import annotations
 
+import difflib
 import shutil
 
 import libcst as cst
@@ -94,6 +98,54 @@ CASES = {
         ["        self.transcript.append(ChatMessage(role=MessageRole.USER, content=candidate_answer))",
          "        self.transcript.append(ChatMessage(role=MessageRole.ASSISTANT, content=str(response)))"],
     ),
+    "memory/it_helpdesk_pydantic_ai.py": (
+        {
+            "                message_history=convo.messages,":
+            "                message_history=bounded_view(convo.messages, last_turns=10),",
+        },
+        ("from pydantic_ai.messages import ModelMessage", ["from chatbound.compaction import bounded_view"]),
+        ["        convo.messages.extend(result.new_messages())",
+         "    messages: list[ModelMessage] = field(default_factory=list)"],
+    ),
+    "memory_dev/pydantic_ai_desk.py": (
+        {
+            "        result = agent.run_sync(text, message_history=self.history)":
+            "        result = agent.run_sync(text, message_history=bounded_view(self.history, last_turns=10))",
+            # all_messages() would return the bounded history that was sent: store the new messages after the whole one
+            "        self.history = result.all_messages()": "        self.history = [*self.history, *result.new_messages()]",
+        },
+        ("from pydantic_ai import Agent", ["from chatbound.compaction import bounded_view"]),
+        ["        self.history = []"],
+    ),
+    "memory/research_assistant_threads.py": (
+        {
+            "        result = await Runner.run(analyst, turn_input)":
+            "        result = await Runner.run(analyst, bounded_view(turn_input, last_turns=10))",
+            # to_input_list() is the input that was sent (bounded) followed by the run's new items
+            "        self.threads[thread_id] = result.to_input_list()":
+            "        self.threads[thread_id] = turn_input + result.to_input_list()[len(result.input):]",
+        },
+        ("from agents import Agent, Runner, TResponseInputItem", ["from chatbound.compaction import bounded_view"]),
+        ["        previous = self.threads.get(thread_id, [])",
+         '        turn_input = previous + [{"role": "user", "content": text}]'],
+    ),
+    "memory/code_review_companion.py": (
+        {
+            "        earlier = \"\\n\".join(f\"{entry['author']}: {entry['text']}\" for entry in self.log)":
+            "        earlier = \"\\n\".join(f\"{entry['author']}: {entry['text']}\" for entry in self.log[-20:])",
+        },
+        (None, []),
+        ['        self.log.append({"author": author, "text": text})',
+         '        self.log.append({"author": "companion", "text": comment})'],
+    ),
+    "memory_dev/story_engine_prompt.py": (
+        {
+            '    result = ollama.generate(model="llama3.1", prompt=f"Continue this adventure.\\n{story}\\nNarrator:")':
+            '    result = ollama.generate(model="llama3.1", prompt=f"Continue this adventure.\\n{story[-8000:]}\\nNarrator:")',
+        },
+        (None, []),
+        ['    story += f"\\nPlayer: {player_action}\\n"', "    story += f\"Narrator: {result['response']}\\n\""],
+    ),
 }
 
 
@@ -116,10 +168,15 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
     target = tmp_path / path.rsplit("/", 1)[1]
     shutil.copy(FIXTURES / path, target)
     assert f"{RULE}" in invoke("check", "--select", RULE, target.name, cwd=tmp_path).output
+    expected = _expected(original, replaced, imports)
+    diff = invoke("check", "--diff", "--select", RULE, target.name, cwd=tmp_path)
+    assert "".join(difflib.unified_diff(original.splitlines(keepends=True), expected.splitlines(keepends=True),
+                                        f"a/{target.name}", f"b/{target.name}")) in diff.output
+    assert target.read_text() == original  # --diff writes nothing
 
     fixed = invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
     text = target.read_text()
-    assert text == _expected(original, replaced, imports), fixed.output
+    assert text == expected, fixed.output
     cst.parse_module(text)
     assert set(kept) <= set(text.splitlines())  # the lines that store the history are untouched
     rechecked = invoke("check", "--select", RULE, target.name, cwd=tmp_path)
@@ -127,12 +184,9 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
 
 
 NO_EDIT = {
-    "memory/it_helpdesk_pydantic_ai.py": "ProcessHistory",
-    "memory_dev/pydantic_ai_desk.py": "ProcessHistory",
     "memory/gemini_chat_rooms.py": "client.chats.create",
     "memory_dev/gemini_legacy_sessions.py": "client.chats.create",
     "memory/mentor_responses_chain.py": "truncation=",
-    "memory/research_assistant_threads.py": "to_input_list()` returns",
 }
 
 

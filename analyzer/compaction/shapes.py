@@ -12,6 +12,15 @@ role and the tool calls it makes or answers. An item is read as the first of the
   ``tool``), AutoGen-core messages (``UserMessage``, ``AssistantMessage``,
   ``FunctionExecutionResultMessage``...), OpenAI Responses items (``function_call``,
   ``function_call_output``, ``reasoning``);
+- a dict or an object with a ``kind`` "request" or "response" and ``parts``: Pydantic AI
+  ``ModelRequest`` / ``ModelResponse`` (and their dumped dicts). A request is read by its
+  parts: ``system-prompt`` a system message (so the first request, which holds the system
+  prompt Pydantic AI sends only with an empty history, stays pinned, with the reply to the
+  question it also holds), ``user-prompt`` a user message,
+  a part with a ``tool_call_id`` and ``tool_name`` a tool result, a retry without a tool a
+  tool message answering no call (feedback inside a run, never a turn start); a response is
+  an assistant message with its ``text`` parts and ``tool-call`` parts as calls (built-in
+  tool parts answer themselves and are skipped);
 - a ``(role, content)`` pair whose role is one of the role names above (LangChain's tuples);
 - text: a string, or a ``(speaker, text)`` pair. A text whose speaker is an assistant's
   (``Assistant:``, ``AI:``, ``Bot:``, ``Chatbot:``, ``Model:``, ``Agent:``, ``Narrator:``,
@@ -67,6 +76,8 @@ def read_item(item, tool_names: dict) -> list:
             return [_text_message(item[0], item[1])]
         if role is not None:
             return _messages(role, item[1], [], [], None, tool_names)
+    if field(item, "kind") in ("request", "response") and isinstance(field(item, "parts"), (list, tuple)):
+        return _pydantic_ai(item, tool_names)
     role = _role_of(item)
     if role is None:
         raise ValueError(f"messages: cannot read {_describe(item)} as a chat message")
@@ -86,6 +97,30 @@ def read_item(item, tool_names: dict) -> list:
     calls = _calls(item) + _block_calls(content)
     results = _results(item, role, content)
     return _messages(role, content, calls, results, field(item, "name"), tool_names)
+
+
+def _pydantic_ai(item, tool_names: dict) -> list:
+    """The messages of a Pydantic AI ModelRequest or ModelResponse, read by its parts."""
+    parts = field(item, "parts")
+    if field(item, "kind") == "response":
+        calls = [ToolCall(field(p, "tool_call_id"), field(p, "tool_name"), _json(field(p, "args"))) for p in parts
+                 if field(p, "part_kind") == "tool-call" and isinstance(field(p, "tool_name"), str)]
+        text = "\n".join(field(p, "content") or "" for p in parts if field(p, "part_kind") == "text")
+        return _messages("assistant", text, calls, [], None, tool_names)
+    found = []
+    for part in parts:
+        kind = field(part, "part_kind")
+        if kind == "system-prompt":
+            found.append(Message("system", text_of(field(part, "content"))))
+        elif kind == "user-prompt":
+            found.append(Message("user", text_of(field(part, "content"))))
+        elif isinstance(kind, str) and "builtin" not in kind and isinstance(field(part, "tool_name"), str):
+            call_id = field(part, "tool_call_id")
+            found.append(Message("tool", _json(field(part, "content")), tool_call_id=call_id, name=tool_names.get(call_id)))
+        elif kind in ("retry-prompt", "retry-feedback"):
+            found.append(Message("tool", _json(field(part, "content"))))  # answers no call
+    found.sort(key=lambda message: message.role != "system")
+    return found or [Message("tool", "")]  # instructions or deltas only: part of the turn it is in
 
 
 def _role_of(item):

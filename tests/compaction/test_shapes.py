@@ -269,8 +269,28 @@ class Ollama:
         return {"role": "tool", "content": "42", "tool_name": call_id}
 
 
+class PydanticAI:
+    """pydantic_ai.messages: ``ModelRequest`` / ``ModelResponse`` (``kind``) holding typed ``parts``."""
+
+    def system(text):
+        return obj(kind="request", parts=[obj(part_kind="system-prompt", content=text)])
+
+    def user(text):
+        return obj(kind="request", parts=[obj(part_kind="user-prompt", content=text)], instructions=None)
+
+    def assistant(text):
+        return obj(kind="response", parts=[obj(part_kind="text", content=text)])
+
+    def call(call_id):
+        return obj(kind="response", parts=[obj(part_kind="text", content="checking"),
+                                           obj(part_kind="tool-call", tool_name="lookup", args={"q": 1}, tool_call_id=call_id)])
+
+    def result(call_id):
+        return obj(kind="request", parts=[obj(part_kind="tool-return", tool_name="lookup", content="42", tool_call_id=call_id)])
+
+
 SHAPES = [Bedrock, CohereV1, GenaiDicts, GenaiContent, LangChain, LlamaIndex, OpenAIReplies, AutoGen, AnthropicBlocks,
-          Responses, Ollama]
+          Responses, Ollama, PydanticAI]
 
 
 def session(shape):
@@ -328,6 +348,56 @@ def test_unset_proto_fields_are_no_calls():
     history = [obj(role=role, parts=[_part(text=text, function_call=empty, function_response=empty)])
                for role, text in (("user", "u1"), ("model", "a1"), ("user", "u2"), ("model", "a2"))]
     same(bounded_view(history, last_turns=1), history[2:])
+
+
+def _request(*parts):
+    return {"kind": "request", "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part))
+                                         for part in parts]}
+
+
+def _response(*parts):
+    return {"kind": "response", "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part))
+                                          for part in parts]}
+
+
+def test_pydantic_ai_first_request_holds_the_system_prompt_and_stays():
+    # Pydantic AI sends its system prompt only with an empty history: it lives in the first
+    # request, next to the first question, and is pinned with it and the reply to it (what comes
+    # before the first turn start stays). A retry without a tool is
+    # feedback inside the run of u2, no turn of its own; built-in tool parts answer themselves.
+    history = [
+        _request(("system-prompt", "sys"), ("user-prompt", "u1")), _response(("text", "a1")),
+        _request(("user-prompt", "u2")), _response(("text", "not json")),
+        _request(("retry-prompt", "give json")), _response(("builtin-tool-call", None, "web_search", "b1"),
+                                                           ("builtin-tool-return", "hits", "web_search", "b1"),
+                                                           ("tool-call", None, "lookup", "c1")),
+        _request(("tool-return", "42", "lookup", "c1")), _response(("text", "a2")),
+        _request(("user-prompt", "u3")), _response(("text", "a3")),
+    ]
+    same(bounded_view(history, last_turns=1), [history[0], history[1], *history[-2:]])
+    same(bounded_view(history, last_turns=2), history)
+    same(bounded_view(history[6:], last_turns=5), history[7:])  # the tool return whose call is gone is dropped
+    # a request with no chat parts (instructions only) belongs to the turn it is in
+    bare = {"kind": "request", "parts": [{"part_kind": "instruction", "content": "be brief"}]}
+    tail = [*history[8:10], bare, _request(("user-prompt", "u4")), _response(("text", "a4"))]
+    same(bounded_view(tail, last_turns=1), tail[-2:])
+    same(bounded_view(tail, last_turns=2), tail)
+
+
+def test_real_pydantic_ai_messages_when_installed():
+    messages = pytest.importorskip("pydantic_ai.messages")
+    history = [
+        messages.ModelRequest(parts=[messages.SystemPromptPart("sys"), messages.UserPromptPart("u1")]),
+        messages.ModelResponse(parts=[messages.ToolCallPart("lookup", {"q": 1}, tool_call_id="c1")]),
+        messages.ModelRequest(parts=[messages.ToolReturnPart("lookup", "42", tool_call_id="c1")]),
+        messages.ModelResponse(parts=[messages.TextPart("a1")]),
+        messages.ModelRequest(parts=[messages.UserPromptPart("u2")]),
+        messages.ModelResponse(parts=[messages.TextPart("a2")]),
+        messages.ModelRequest(parts=[messages.UserPromptPart("u3")]),
+        messages.ModelResponse(parts=[messages.TextPart("a3")]),
+    ]
+    same(bounded_view(history, last_turns=1), [*history[:4], *history[-2:]])
+    same(bounded_view(history, last_turns=2), history)
 
 
 def test_langchain_tuples_keep_whole_turns():
