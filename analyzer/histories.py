@@ -28,8 +28,6 @@ from typing import Iterator
 
 import libcst as cst
 from libcst.metadata import (
-    FunctionScope,
-    GlobalScope,
     ParentNodeProvider,
     PositionProvider,
     ScopeProvider,
@@ -49,6 +47,7 @@ from .messages import (
     slice_of,
     string,
 )
+from .scopes import FUNCTION, MODULE
 from .sinks import CLIENT_METHODS, Sink, dotted, sink_of
 
 GROWTH_METHODS = frozenset(
@@ -395,7 +394,7 @@ class ChatFacts:
                 value = self.bound_value(node)
             else:
                 continue
-            if isinstance(assignment.scope, GlobalScope) and not isinstance(scope, GlobalScope) and (
+            if assignment.scope.kind == MODULE and scope.kind != MODULE and (
                 self.function_of(node) is not self.function_of(name)
             ):
                 at = (0, 0)  # a global read inside a function sees the module binding (or its own `global` ones)
@@ -426,7 +425,7 @@ class ChatFacts:
         if scope is None or name.value in ("self", "cls"):
             return None
         assignments = list(scope[name.value])
-        if assignments and all(isinstance(a.scope, GlobalScope) for a in assignments):
+        if assignments and all(a.scope.kind == MODULE for a in assignments):
             if any(self._is_variable(getattr(a, "node", None)) for a in assignments):
                 if len(assignments) == 1:  # `history = st.session_state.setdefault("history", [])`
                     value = self.bound_value(assignments[0].node)
@@ -436,9 +435,9 @@ class ChatFacts:
                 return Storage(name.value, "module", name.value)
             return None
         outer = {a.scope for a in assignments} - {scope}
-        if assignments and outer and all(isinstance(o, FunctionScope) for o in outer):
+        if assignments and outer and all(o.kind == FUNCTION for o in outer):
             node = getattr(assignments[0], "node", None)
-            if self._is_variable(node) and isinstance(scope, FunctionScope):  # a closure's state
+            if self._is_variable(node) and scope.kind == FUNCTION:  # a closure's state
                 function = self.function_of(node)
                 return Storage(f"{function.name.value if function else ''}.{name.value}", "closure", name.value)
         value = self.assignment_before(name)
@@ -534,7 +533,7 @@ class ChatFacts:
 
     def _loop_storage(self, name: cst.Name, value: cst.CSTNode, scope) -> Storage | None:
         """A fresh list bound to a local that a chat loop grows: a history for the loop's life."""
-        if isinstance(scope, FunctionScope) and self._is_fresh_list(value) and self._is_chat_loop(name, value):
+        if scope is not None and scope.kind == FUNCTION and self._is_fresh_list(value) and self._is_chat_loop(name, value):
             function = self.function_of(value)
             return Storage(f"{function.name.value if function else ''}:{name.value}", "loop", name.value)
         return None
@@ -793,7 +792,7 @@ class ChatFacts:
         if not isinstance(target, cst.Name):
             return self.storage_of(target)
         scope = self.rule.get_metadata(ScopeProvider, target, None)
-        if scope is not None and any(isinstance(a.scope, GlobalScope) for a in scope[target.value]):
+        if scope is not None and any(a.scope.kind == MODULE for a in scope[target.value]):
             return Storage(target.value, "module", target.value)
         read = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == target.value), None)
         if read is None:

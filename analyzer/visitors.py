@@ -46,7 +46,7 @@ def install() -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[str, ...]:
+def fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
@@ -56,7 +56,7 @@ def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
     pending = [module]
     while pending:
         node = pending.pop()
-        for name in _fields(type(node)):
+        for name in fields(type(node)):
             value = getattr(node, name)
             if isinstance(value, CSTNode):
                 found[value] = node

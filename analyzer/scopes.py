@@ -1,0 +1,168 @@
+"""Which bindings a name sees: LibCST's ScopeProvider, reduced to what the rules ask of it.
+
+`scopes(module)` maps every node to its `Scope`; `scope[name]` is every binding of `name`
+that the scope sees (its own, else those of the enclosing function and module scopes; a
+class body is seen only from itself), each with the node that binds it (a `Name` target, a
+`Param`, an import, a `def`) and the scope it binds in. That is what the rules read from
+ScopeProvider, built by one walk over the nodes' fields at a tenth of the provider's cost.
+Builtins have no binding; `global` and `nonlocal` move a function's bindings to the scope
+they name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .visitors import fields
+
+MODULE, FUNCTION, CLASS, COMPREHENSION = "module", "function", "class", "comprehension"
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+@dataclass(frozen=True, eq=False)
+class Binding:
+    node: cst.CSTNode
+    scope: "Scope"
+
+
+class Scope:
+    def __init__(self, kind: str, parent: "Scope | None") -> None:
+        self.kind = kind
+        self.parent = parent
+        self.bindings: dict[str, list[Binding]] = {}
+        self.declared: dict[str, str] = {}  # name -> "global" | "nonlocal"
+
+    def __getitem__(self, name: str) -> list[Binding]:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.bindings and (scope is self or scope.kind != CLASS):
+                return list(scope.bindings[name])
+            scope = scope.parent
+        return []
+
+    def bind(self, name: str, node: cst.CSTNode) -> None:
+        self.bindings.setdefault(name, []).append(Binding(node, self))
+
+
+def _names(target: cst.CSTNode) -> list[cst.Name]:
+    """The names an assignment target binds: `a`, `a, (b, *c)`; not `x.a` or `x[i]`."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    return []
+
+
+def _bind_names(scope: Scope, target: cst.CSTNode) -> None:
+    for name in _names(target):
+        scope.bind(name.value, name)
+
+
+def _bind_statement(node: cst.CSTNode, scope: Scope) -> None:
+    """The bindings one node makes in `scope` (its own scope, for a def or class: its name)."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            _bind_names(scope, target.target)
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
+        _bind_names(scope, node.target)
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        _bind_names(scope, node.asname.name)
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        _bind_names(scope, node.name.name)
+    elif isinstance(node, cst.Param):
+        scope.bind(node.name.value, node)
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        scope.bind(node.name.value, node)
+    elif isinstance(node, cst.Import):
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            while isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
+                bound = bound.value
+            if isinstance(bound, cst.Name):
+                scope.bind(bound.value, node)
+    elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(bound, cst.Name):
+                scope.bind(bound.value, node)
+    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        kind = "global" if isinstance(node, cst.Global) else "nonlocal"
+        for item in node.names:
+            scope.declared[item.name.value] = kind
+
+
+def _children(node: cst.CSTNode):
+    for name in fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield name, value
+        elif type(value) in (tuple, list):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield name, item
+
+
+def _inner_field(node: cst.CSTNode, field: str, child: cst.CSTNode) -> bool:
+    """Whether `child` (in `node`'s `field`) lives in the new scope `node` opens."""
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return field in ("params", "body")
+    if isinstance(node, cst.ClassDef):
+        return field == "body"
+    return True  # a comprehension: all but its first iterable, handled by the caller
+
+
+def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
+    """Every node's scope (what ScopeProvider maps), bindings resolved."""
+    found: dict[cst.CSTNode, Scope] = {}
+    module_scope = Scope(MODULE, None)
+    opened: list[Scope] = [module_scope]
+    pending: list[tuple[cst.CSTNode, Scope]] = [(module, module_scope)]
+    while pending:
+        node, scope = pending.pop()
+        found[node] = scope
+        if isinstance(node, cst.NamedExpr):  # binds outside any comprehension
+            home = scope
+            while home.kind == COMPREHENSION and home.parent is not None:
+                home = home.parent
+            _bind_names(home, node.target)
+        else:
+            _bind_statement(node, scope)
+        kind = (FUNCTION if isinstance(node, (cst.FunctionDef, cst.Lambda)) else CLASS if isinstance(node, cst.ClassDef)
+                else COMPREHENSION if isinstance(node, COMPREHENSIONS) else None)
+        if kind is None:
+            for field, child in _children(node):
+                # a parameter's default and annotation are evaluated where the def stands
+                outer = isinstance(node, cst.Param) and field in ("default", "annotation") and scope.parent
+                pending.append((child, outer or scope))
+            continue
+        inner = Scope(kind, scope)
+        opened.append(inner)
+        first_iterable = node.for_in.iter if kind == COMPREHENSION else None
+        for field, child in _children(node):
+            if kind == COMPREHENSION and field == "for_in":
+                found[child] = inner
+                _bind_statement(child, inner)
+                pending.append((child.iter, scope))  # evaluated in the enclosing scope
+                pending.extend((grandchild, inner) for _, grandchild in _children(child) if grandchild is not first_iterable)
+            else:
+                pending.append((child, inner if _inner_field(node, field, child) else scope))
+    _apply_declarations(opened, module_scope)
+    return found
+
+
+def _apply_declarations(opened: list[Scope], module_scope: Scope) -> None:
+    """Move the bindings of `global x` / `nonlocal x` names to the scope they name."""
+    for scope in opened:
+        for name, kind in scope.declared.items():
+            moved = scope.bindings.pop(name, [])
+            target = module_scope
+            if kind == "nonlocal":
+                target = scope.parent
+                while target is not None and (target.kind != FUNCTION or name not in target.bindings):
+                    target = target.parent
+                target = target or module_scope
+            target.bindings.setdefault(name, []).extend(Binding(b.node, target) for b in moved)
