@@ -40,9 +40,18 @@ is sent is bounded:
   openai-agents 0.24: 30 turns with tool calls through a fake Model store the same thread;
   each call sends at most 27 items, not 79, never an output without its call.
 
-No edit, only the advice: google-genai chat objects (the chat is the store; no bound) and
-Responses API ``previous_response_id`` chains (``truncation="auto"`` only acts at the
-context window).
+Unsafe (``--unsafe-fixes``): a Responses API ``previous_response_id`` chain gets server-side
+compaction, ``context_management=[{"type": "compaction", "compact_threshold": 20000}]`` (openai
+3.57 ``responses.create``; OpenAI's compaction guide: with ``previous_response_id`` pass only
+the new message, the server compacts once the rendered context crosses the threshold). What
+changes: past the threshold the model sees an opaque compaction item in place of the earlier
+turns, not the turns themselves, and a model without compaction support rejects the request.
+``truncation="auto"`` only drops items at the context window, so it bounds nothing earlier.
+
+No edit, only the advice: google-genai chat objects (google-genai 3.6.1 ``Chat.send_message``
+sends ``_curated_history + [message]``, google-generativeai 0.8.6 ``ChatSession`` its whole
+``history``; neither takes a limit, and the chat is the store, so bounding what it sends means
+rebuilding the chat from fewer turns, which shrinks the history it keeps).
 """
 
 from __future__ import annotations
@@ -59,6 +68,8 @@ from .fixes import BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _i
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
 REDUCED_COUNT = 20  # Semantic Kernel messages
+COMPACT_THRESHOLD = 20000  # tokens of a Responses chain's rendered context
+COMPACTION = f'{{"type": "compaction", "compact_threshold": {COMPACT_THRESHOLD}}}'
 TRIM = (
     'trim_messages(strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
     'start_on="human", include_system=True)'
@@ -96,8 +107,9 @@ SUGGESTIONS = {
     "recreate the chat per turn from the last whole turns (`client.chats.create(model=..., history=recent)`; "
     "google-generativeai: `model.start_chat(history=recent)`), or send a bounded `contents` to `generate_content`.",
     "openai-responses": "`truncation=\"auto\"` only drops items once the context window is full, so cost still "
-    "grows to the window: after N turns start a new chain (`previous_response_id=None`) from a summary in "
-    "`instructions`, or keep the turns yourself and send a bounded `input`.",
+    f"grows to the window: turn on server-side compaction, `context_management=[{COMPACTION}]` (the model then "
+    "sees an opaque compaction item in place of the earlier turns; applied with `--unsafe-fixes`), or keep the "
+    "turns yourself and send a bounded `input`.",
 }
 
 
@@ -119,7 +131,7 @@ def framework_fix(
     if framework == "llama_index":
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
     if storage == "server":
-        return None, SUGGESTIONS["openai-responses"]
+        return _server_compaction(finding, module, wrapper, lines), SUGGESTIONS["openai-responses"]
     if framework == "semantic_kernel":
         return _reduced_copy(finding, module, wrapper, lines), SUGGESTIONS["semantic_kernel"]
     if framework == "pydantic_ai":
@@ -381,4 +393,24 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     return bool(values) and all(
         isinstance(v, cst.List) or isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)
         and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List)) for v in values
+    )
+
+
+def _server_compaction(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`responses.create(..., previous_response_id=x)` -> the same call with
+    `context_management=[{"type": "compaction", "compact_threshold": 20000}]` (unsafe)."""
+    found = _arg_at(wrapper, finding.span)
+    if found is None:
+        return None
+    call, arg = found
+    if (arg.keyword is None or arg.keyword.value != "previous_response_id" or not isinstance(call.func, cst.Attribute)
+            or call.func.attr.value != "create" or "context_management" in (_keywords(call) or {"context_management"})):
+        return None
+    fixed = _with_keyword(call, "context_management", f"[{COMPACTION}]")
+    return _wrap(
+        replace(finding, span=_span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
+        f"Turn on server-side compaction at {COMPACT_THRESHOLD} tokens: past it the model sees an opaque compaction "
+        "item in place of the earlier turns, not the turns themselves (the replies and the chain of response ids "
+        "stay as they are); a model without compaction support rejects the request",
+        safe=False,
     )

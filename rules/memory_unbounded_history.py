@@ -43,6 +43,19 @@ BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
 
 
+def _compacts(arg: cst.Arg | None) -> bool:
+    """`context_management=[{"type": "compaction", "compact_threshold": N}]`: the server compacts the
+    chain once its context crosses N tokens."""
+    if arg is None or not isinstance(arg.value, cst.List):
+        return False
+    for element in arg.value.elements:
+        if isinstance(element.value, cst.Dict):
+            keys = {string(e.key): e.value for e in element.value.elements if isinstance(e, cst.DictElement)}
+            if string(keys.get("type")) == "compaction" and isinstance(keys.get("compact_threshold"), cst.Integer):
+                return True
+    return False
+
+
 def growth_label(facts: ChatFacts, site: cst.CSTNode) -> str:
     if isinstance(site, cst.Call):
         return f"`{callee_name(site)}()`"
@@ -66,7 +79,8 @@ class MemoryUnboundedHistory(ChatRule):
     Ollama, Bedrock `converse`, OpenAI Agents SDK, Pydantic AI and Semantic Kernel. Also flags
     memories that keep everything: `ConversationBufferMemory`, `RunnableWithMessageHistory`
     without a trimmer, Agents SDK sessions without a limit, a google-genai chat object kept per
-    session, and Responses API `previous_response_id` chains without `truncation="auto"`.
+    session, and Responses API `previous_response_id` chains without `truncation="auto"` or
+    server-side compaction (`context_management=[{"type": "compaction", "compact_threshold": N}]`).
     Slices at the send (`history[-20:]`), `deque(maxlen=...)`, in-place trimming, token
     budgets, `trim_messages` and summarizing or windowed memories are bounded and not flagged.
 
@@ -393,6 +407,13 @@ async def ask(conv, text):
 class Mentor:
     def ask(self, text):
         response = self.client.responses.create(model="gpt-4o", input=text, previous_response_id=self.last_id, truncation="auto")
+        self.last_id = response.id
+""",
+        """\
+class Mentor:
+    def ask(self, text):
+        response = self.client.responses.create(model="gpt-4o", input=text, previous_response_id=self.last_id,
+                                                context_management=[{"type": "compaction", "compact_threshold": 20000}])
         self.last_id = response.id
 """,
     ]
@@ -920,7 +941,7 @@ class Mentor:
 
     def _previous_response_chain(self, facts: ChatFacts, call: cst.Call) -> None:
         truncation = keyword(call, "truncation")
-        if truncation is not None and string(truncation.value) == "auto":
+        if truncation is not None and string(truncation.value) == "auto" or _compacts(keyword(call, "context_management")):
             return
         for name in ("previous_response_id", "conversation"):
             arg = keyword(call, name)

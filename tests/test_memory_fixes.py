@@ -183,10 +183,33 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
     assert RULE not in rechecked.output and rechecked.exit_code == 0
 
 
+def test_responses_chain_gets_server_compaction_only_with_unsafe_fixes(tmp_path):
+    # the model then sees an opaque compaction item in place of the earlier turns: unsafe
+    path = "memory/mentor_responses_chain.py"
+    original = (FIXTURES / path).read_text()
+    send = ('        response = client.responses.create(model="gpt-4.1-mini", instructions=INSTRUCTIONS, input=text, '
+            'previous_response_id=last_response.get(user_id))')
+    assert send in original.splitlines()
+    expected = original.replace(send, send[:-1] + ', context_management=[{"type": "compaction", "compact_threshold": 20000}])')
+    target = tmp_path / "mentor_responses_chain.py"
+    shutil.copy(FIXTURES / path, target)
+    safe_only = invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
+    assert target.read_text() == original and safe_only.exit_code == 1
+    diff = invoke("check", "--diff", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    assert "".join(difflib.unified_diff(original.splitlines(keepends=True), expected.splitlines(keepends=True),
+                                        f"a/{target.name}", f"b/{target.name}")) in diff.output
+    invoke("check", "--fix", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    text = target.read_text()
+    assert text == expected
+    cst.parse_module(text)
+    assert "    last_response[user_id] = response.id" in text.splitlines()  # the chain of response ids is kept
+    rechecked = invoke("check", "--select", RULE, target.name, cwd=tmp_path)
+    assert RULE not in rechecked.output and rechecked.exit_code == 0
+
+
 NO_EDIT = {
     "memory/gemini_chat_rooms.py": "client.chats.create",
     "memory_dev/gemini_legacy_sessions.py": "client.chats.create",
-    "memory/mentor_responses_chain.py": "truncation=",
 }
 
 
