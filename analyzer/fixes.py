@@ -241,16 +241,46 @@ def _declared_text(module: cst.Module, names: set[str]) -> bool:
 
 
 def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, history: str) -> str:
-    """What the history holds, as far as its growth shows: "messages" (role dicts, SDK message
-    objects, text lines: what bounded_view reads), "records" (dicts that are not messages),
-    "string" (the history is one string, not a list) or "unknown"."""
+    """What the history holds, as far as its growth and its own assignments show: "messages"
+    (role dicts, SDK message objects, text lines: what bounded_view reads), "records" (dicts
+    that are not messages), "string" (the history is one string, not a list), "text" (it is
+    text built from other values, `prompt = "Go on." + story`: neither bounded_view nor a
+    tail fits) or "unknown"."""
     sent = {" ".join(history.split()), str(finding.properties.get("expression", ""))}
     if str(finding.properties.get("history", "")) not in sent:  # a list built from the history
         shape = _shape(module, _appended(module, wrapper, sent, set()), sent)
         if shape == "messages":
             return shape
     names = sent | {str(finding.properties.get("history", ""))}
+    own = _assigned(module, _innermost(wrapper, finding.span, cst.FunctionDef), names)
+    if any(_is_text(value) for value in own):  # the history itself may be a string
+        return "string" if all(_is_text(v) and not _reads_names(v) for v in own) else "text"
     return _shape(module, _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ()))), names)
+
+
+def _assigned(module: cst.Module, function: cst.FunctionDef | None, names: set[str]) -> list[cst.BaseExpression]:
+    """The values ``names`` are set to (`=`, not `+=`): in ``function`` when it sets one of
+    them, else anywhere in the module."""
+    def values(nodes) -> list:
+        return [node.value for node in nodes if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None
+                and " ".join(module.code_for_node(
+                    node.targets[0].target if isinstance(node, cst.Assign) else node.target).split()) in names]
+    local = values(_walk(function)) if function is not None else []
+    return local or values(_index(module).assigns)
+
+
+def _innermost(wrapper: MetadataWrapper, span: Span, kind) -> cst.CSTNode | None:
+    """The innermost node of ``kind`` whose lines hold ``span``."""
+    found, start = None, 0
+    for node, where in wrapper.resolve(PositionProvider).items():
+        if isinstance(node, kind) and where.start.line <= span.line and span.end_line <= where.end.line and where.start.line >= start:
+            found, start = node, where.start.line
+    return found
+
+
+def _reads_names(value: cst.BaseExpression) -> bool:
+    """``value`` reads a variable (`"Go on." + story`, `f"{story}"`), not only literals."""
+    return any(isinstance(node, cst.Name) for node in _walk(value))
 
 
 def _shape(module: cst.Module, values: list, names: set[str]) -> str:
@@ -344,13 +374,13 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         return None, SUGGESTIONS.get(kind, SUGGESTIONS["plain"])
     if kind in ("plain", "langchain"):
         shape = message_shape(module, wrapper, finding, history)
-        suggestion = SUGGESTIONS[kind] + (TAILS[shape][2] if shape in TAILS else "")
+        suggestion = SUGGESTIONS[kind] + (TAILS["string" if shape == "text" else shape][2] if shape in (*TAILS, "text") else "")
         context, sent = _send_context(module, wrapper, finding.span)
         where = finding
         if context == "text call":  # `prompt=self.render()`: bound where render() reads the history
             where, context = _read_in_renderer(module, wrapper, finding, sent), "text"
-        if where is None or context == "text" and shape == "unknown":
-            return None, suggestion  # no one place to wrap, or items that may not be messages
+        if where is None or context == "text" and shape == "unknown" or shape == "text":
+            return None, suggestion  # no one place to wrap, items that may not be messages, or text
         read = text_at(lines, where.span)
         if shape in TAILS:  # only where the history itself is read: a tail of `PREFIX + story` drops the prefix
             if " ".join(read.split()) != " ".join(str(finding.properties.get("history", "")).split()):

@@ -63,7 +63,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
-from .fixes import BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _walk, _wrap, text_at
+from .fixes import (
+    BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _innermost, _walk, _wrap, text_at,
+)
 
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
@@ -263,15 +265,6 @@ def _memory_view(finding: Finding, module, wrapper, lines) -> Fix | None:
         "unchanged",
         safe=True,
     )
-
-
-def _innermost(wrapper: MetadataWrapper, span: Span, kind) -> cst.CSTNode | None:
-    """The innermost node of ``kind`` whose lines hold ``span``."""
-    found, start = None, 0
-    for node, where in wrapper.resolve(PositionProvider).items():
-        if isinstance(node, kind) and where.start.line <= span.line and span.end_line <= where.end.line and where.start.line >= start:
-            found, start = node, where.start.line
-    return found
 
 
 def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:

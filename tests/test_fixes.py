@@ -185,6 +185,27 @@ def test_a_history_that_is_one_string_gets_its_tail_and_records_sent_as_messages
     assert finding.suggestion.endswith("a record is no turn, so none is split.")
 
 
+
+def test_a_history_assigned_text_never_gets_bounded_view_which_raises_on_a_string():
+    story = "story = ''\ndef play(action):\n    global story\n    client.chat.completions.create(messages=story)\n"
+    sent = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(4, 45, 4, 50),
+                   properties={"history": "story", "framework": "openai"})
+    assert story.splitlines()[3][44:49] == "story"
+    fixed = _fix_for(story, sent)  # no growth shown: the assignment says it is one string
+    assert fixed.fix.safe and fixed.fix.edits == (Edit(Span(4, 45, 4, 50), "story[-8000:]"),)
+    derived = "def play(story):\n    prompt = 'Go on.' + story\n    client.chat.completions.create(messages=prompt)\n"
+    assert derived.splitlines()[2][44:50] == "prompt"
+    prompt = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(3, 45, 3, 51),
+                     properties={"history": "prompt", "framework": "openai"})
+    fixed = _fix_for(derived, prompt)
+    assert fixed.fix is None  # a tail of prompt would drop 'Go on.'; where story is read is not shown
+    assert fixed.suggestion.endswith("or keep the turns in a list to send the last whole ones.")
+    formatted = derived.replace("'Go on.' + story", "f'Go on. {story}'")
+    assert _fix_for(formatted, prompt).fix is None
+    elsewhere = "def a(x):\n    prompt = 'Go on.' + x\n" + derived.replace("prompt = 'Go on.' + story", "prompt = [story]")
+    assert _fix_for(elsewhere, replace(prompt, span=Span(5, 45, 5, 51))).fix.safe  # another function's prompt
+
+
 RENDERS = (
     "class Play:\n"
     "    def render(self):\n"
