@@ -48,10 +48,23 @@ changes: past the threshold the model sees an opaque compaction item in place of
 turns, not the turns themselves, and a model without compaction support rejects the request.
 ``truncation="auto"`` only drops items at the context window, so it bounds nothing earlier.
 
-No edit, only the advice: google-genai chat objects (google-genai 3.6.1 ``Chat.send_message``
-sends ``_curated_history + [message]``, google-generativeai 0.8.6 ``ChatSession`` its whole
-``history``; neither takes a limit, and the chat is the store, so bounding what it sends means
-rebuilding the chat from fewer turns, which shrinks the history it keeps).
+google-genai and google-generativeai chat objects kept per session: the chat is the store
+and sends all of it (google-genai 3.6.1 ``Chat.send_message`` sends ``_curated_history +
+[message]``, google-generativeai 0.8.6 ``ChatSession`` its whole ``history``; neither takes a
+limit). Before each send the chat's own history is trimmed to its last whole turns:
+``chat.get_history(curated=True)[:] = bounded_view(chat.get_history(curated=True),
+last_turns=10)`` (google-genai >= 1.5, where ``get_history(curated=True)`` returns the very
+list the chat sends from and records into; 1.0-1.3 have no ``get_history``) and
+``chat.history = bounded_view(chat.history, last_turns=10)`` (``ChatSession.history`` has a
+public setter). Rebuilding with ``client.chats.create(..., history=...)`` would need the
+create arguments and the store at the send, which the send seldom holds. The trim drops the
+chat's older turns, so it is safe only when the module never reads a chat's history back
+(no ``.history``, ``get_history``, ``_curated_history``), else unsafe; and only when every
+``send_message`` in the module is on a chat the kept one reaches (its store, a name set from
+it, or from the function that creates it). Verified with the real objects, the model call
+faked: 30 turns, each with an automatic function call, send at most 43 contents, not 119
+(google-generativeai without tools 21, not 59), each starting on a user question, never a
+function response without its call, and every reply comes back.
 """
 
 from __future__ import annotations
@@ -63,6 +76,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
+from .messages import callee_name, is_bounding_name
 from .fixes import (
     BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _innermost, _walk, _wrap, text_at,
 )
@@ -105,9 +119,11 @@ SUGGESTIONS = {
     "messages=list(history.messages))`, `await reduced.reduce()`, then `chat_history=reduced` (`reduce()` "
     "truncates the history it is called on, keeping the system message and function calls with their results). "
     + HISTORY_STAYS,
-    "google-genai": "A chat object re-sends its whole history and has no limit: keep the turns yourself and "
-    "recreate the chat per turn from the last whole turns (`client.chats.create(model=..., history=recent)`; "
-    "google-generativeai: `model.start_chat(history=recent)`), or send a bounded `contents` to `generate_content`.",
+    "google-genai": "A chat object re-sends its whole history and has no limit: trim it to its last whole turns "
+    f"before each send, `chat.get_history(curated=True)[:] = bounded_view(chat.get_history(curated=True), "
+    f"last_turns={WINDOW_TURNS})` (google-generativeai: `chat.history = bounded_view(chat.history, "
+    f"last_turns={WINDOW_TURNS})`); the chat then keeps only those turns. To keep them all, keep the turns "
+    "yourself and send a bounded `contents` to `generate_content`.",
     "openai-responses": "`truncation=\"auto\"` only drops items once the context window is full, so cost still "
     f"grows to the window: turn on server-side compaction, `context_management=[{COMPACTION}]` (the model then "
     "sees an opaque compaction item in place of the earlier turns; applied with `--unsafe-fixes`), or keep the "
@@ -139,7 +155,7 @@ def framework_fix(
     if framework == "pydantic_ai":
         return _message_history_view(finding, module, wrapper, lines), SUGGESTIONS[framework]
     if framework == "google-genai" and storage == "framework":
-        return None, SUGGESTIONS[framework]
+        return _trimmed_chat(finding, module, wrapper, lines), SUGGESTIONS[framework]
     return None
 
 
@@ -407,3 +423,87 @@ def _server_compaction(finding: Finding, module, wrapper, lines) -> Fix | None:
         "stay as they are); a model without compaction support rejects the request",
         safe=False,
     )
+
+
+# The trim put before each send of a kept chat, by SDK; ``{r}`` is the chat.
+CHAT_TRIMS = {
+    "create": f"{{r}}.get_history(curated=True)[:] = bounded_view({{r}}.get_history(curated=True), last_turns={WINDOW_TURNS})",
+    "start_chat": f"{{r}}.history = bounded_view({{r}}.history, last_turns={WINDOW_TURNS})",
+}
+CHAT_SENDS = ("send_message", "send_message_stream")
+# Reads of a chat's history: trimming it changes what they see.
+HISTORY_READS = {"history", "_history", "get_history", "_curated_history", "_comprehensive_history"}
+
+
+def trims_chat(statement: cst.CSTNode | None, chat: str) -> bool:
+    """``statement`` trims the history of ``chat`` (one of CHAT_TRIMS, any bounding call)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
+        return False
+    code = cst.Module([]).code_for_node
+    assign = statement.body[0]
+    target = " ".join(code(assign.targets[0].target).split())
+    read = {f"{chat}.history": f"{chat}.history",
+            f"{chat}.get_history(curated=True)[:]": f"{chat}.get_history(curated=True)"}.get(target)
+    value = assign.value
+    return (read is not None and isinstance(value, cst.Call) and is_bounding_name(callee_name(value))
+            and bool(value.args) and " ".join(code(value.args[0].value).split()) == read)
+
+
+def _trimmed_chat(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """Before every send of the kept chat, a line trimming its own history to the last turns."""
+    create = _call_at(wrapper, finding.span)
+    kind = callee_name(create) if create is not None else ""
+    if kind not in CHAT_TRIMS:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    sends = [n for n in positions if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+             and n.func.attr.value in CHAT_SENDS]
+    reached = _chats_reached(module, wrapper, create)
+    edits = []
+    for send in sends:
+        chat = module.code_for_node(send.func.value)
+        statement = _innermost(wrapper, _span_of(wrapper, send), cst.SimpleStatementLine)
+        if (chat not in reached or statement is None or len(statement.body) != 1
+                or any(isinstance(n, cst.Lambda) for n in _walk(statement))):
+            return None  # a send on something else, or one no line can go before
+        line = positions[statement].start.line
+        indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+        edits.append(Edit(Span(line, 1, line, 1), indent + CHAT_TRIMS[kind].format(r=chat) + module.default_newline))
+    if not edits:
+        return None
+    reads = sorted({n.attr.value for n in positions if isinstance(n, cst.Attribute) and n.attr.value in HISTORY_READS})
+    fix = _wrap(
+        replace(finding, span=Span(edits[0].span.line, 1, edits[0].span.line, 1)), module, wrapper, lines,
+        edits[0].text, [BOUNDED_IMPORT],
+        f"Trim the chat object's own history to its last {WINDOW_TURNS} turns before each send: the chat keeps only "
+        "those turns" + (f", and this module reads a chat's history ({', '.join(reads)})" if reads else
+                         "; nothing in this module reads its history back, so only what is sent changes"),
+        safe=not reads,
+    )
+    return fix and replace(fix, edits=(*fix.edits, *edits[1:]))
+
+
+def _chats_reached(module: cst.Module, wrapper: MetadataWrapper, create: cst.Call) -> set[str]:
+    """The expressions that hold the chat ``create`` makes: its store (`CHATS[k]`, `rooms[room_id]`:
+    any subscript of the dict it is put in), and names set only from the store (`CHATS[k]`,
+    `CHATS.get(k)`), from ``create`` itself, or from a call of the function that holds ``create``."""
+    code = lambda node: " ".join(module.code_for_node(node).split())  # noqa: E731
+    assigns = [n for n in _index(module).assigns if isinstance(n, cst.Assign) and len(n.targets) == 1]
+    made = next((n.targets[0].target for n in assigns if n.value is create), None)
+    kept = [made] + [n.targets[0].target for n in assigns if made is not None and isinstance(made, cst.Name)
+                     and isinstance(n.value, cst.Name) and n.value.value == made.value]  # `self._chats[k] = chat`
+    stores = {code(t.value) for t in kept if isinstance(t, cst.Subscript)}
+    maker = _innermost(wrapper, _span_of(wrapper, create), cst.FunctionDef)
+    reached = {code(n) for n in _walk(module) if isinstance(n, cst.Subscript) and code(n.value) in stores}
+    linked: dict[str, bool] = {}
+    for node in assigns:
+        if isinstance(node.targets[0].target, cst.Name):
+            value = node.value
+            link = (value is create or isinstance(value, cst.Subscript) and code(value.value) in stores
+                    or isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("get", "setdefault") and code(value.func.value) in stores
+                    or maker is not None and isinstance(value, cst.Call) and callee_name(value) == maker.name.value)
+            name = node.targets[0].target.value
+            linked[name] = linked.get(name, True) and link
+    return reached | {name for name, link in linked.items() if link}

@@ -9,6 +9,7 @@ from libcst.metadata import ScopeProvider
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
+from chatbound.memory_fixes import CHAT_SENDS, trims_chat
 from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
 from chatbound.messages import callee_name, is_bounding_name, is_count_slice, string
 from chatbound.rule import Invalid, Related
@@ -416,7 +417,18 @@ class Mentor:
                                                 context_management=[{"type": "compaction", "compact_threshold": 20000}])
         self.last_id = response.id
 """,
+        # a kept chat whose own history is trimmed before each send (google-generativeai)
+        """\
+from chatbound.compaction import bounded_view
+CHATS = {}
+def answer(cid, text):
+    if cid not in CHATS:
+        CHATS[cid] = model.start_chat(history=[])
+    CHATS[cid].history = bounded_view(CHATS[cid].history, last_turns=10)
+    return CHATS[cid].send_message(text).text
+""",
     ]
+
     INVALID = [
         # an attribute (OpenAI)
         Invalid(
@@ -929,7 +941,8 @@ class Mentor:
         parts = dotted(call.func)
         if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
             return False
-        if not any(callee_name(c) in ("send_message", "send_message_stream") for c in facts.nodes.calls):
+        sends = [c for c in facts.nodes.calls if callee_name(c) in CHAT_SENDS]
+        if not sends or all(self._trimmed_before(facts, send) for send in sends):
             return False
         parent = facts.parent(call)
         if isinstance(parent, cst.Arg):
@@ -938,6 +951,16 @@ class Mentor:
         if isinstance(parent, cst.Assign):
             return any(facts.storage_of(t.target) is not None for t in parent.targets)
         return False
+
+    def _trimmed_before(self, facts: ChatFacts, send: cst.Call) -> bool:
+        """The statement before the one holding ``send`` trims the chat's own history
+        (`chat.history = bounded_view(chat.history, last_turns=10)`)."""
+        statement = next((a for a in facts.ancestors(send) if isinstance(a, (cst.SimpleStatementLine, cst.Lambda))), None)
+        block = facts.parent(statement) if statement is not None else None
+        body = list(getattr(block, "body", ()))
+        if not isinstance(send.func, cst.Attribute) or statement not in body or body.index(statement) == 0:
+            return False
+        return trims_chat(body[body.index(statement) - 1], " ".join(facts.code(send.func.value).split()))
 
     def _previous_response_chain(self, facts: ChatFacts, call: cst.Call) -> None:
         truncation = keyword(call, "truncation")

@@ -3,7 +3,7 @@ the edit written out by hand, re-parsed and re-checked; the lines that store the
 
 The edits were run against the SDKs before they were written here (langchain-classic 1.0.8,
 langchain-core 1.8.3, openai-agents 0.24.0, llama-index-core 0.14.25, semantic-kernel 1.45.0,
-pydantic-ai-slim 2.68.0: 30 turns with tool calls through a fake model store the same history
+pydantic-ai-slim 2.68.0, google-genai 3.6.1, google-generativeai 0.8.6: 30 turns with tool calls through a fake model store the same history
 before and after the edit, and only what is sent is bounded). Records and a history that is one
 string get a plain tail at the send. `--diff` shows each edit before `--fix` writes it.
 """
@@ -146,6 +146,25 @@ CASES = {
         (None, []),
         ['    story += f"\\nPlayer: {player_action}\\n"', "    story += f\"Narrator: {result['response']}\\n\""],
     ),
+    # the chat is the store and sends all of it: its own history is trimmed before each send (nothing here reads it)
+    "memory/gemini_chat_rooms.py": (
+        {
+            "            response = chat.send_message(text)":
+            "            chat.get_history(curated=True)[:] = bounded_view(chat.get_history(curated=True), last_turns=10)\n"
+            "            response = chat.send_message(text)",
+        },
+        ("from google.genai import types", ["from chatbound.compaction import bounded_view"]),
+        ["                self._chats[room_id] = chat", "            self._chats.pop(room_id, None)"],
+    ),
+    "memory_dev/gemini_legacy_sessions.py": (
+        {
+            "    return CHATS[customer_id].send_message(text).text":
+            "    CHATS[customer_id].history = bounded_view(CHATS[customer_id].history, last_turns=10)\n"
+            "    return CHATS[customer_id].send_message(text).text",
+        },
+        ("import google.generativeai as genai", ["from chatbound.compaction import bounded_view"]),
+        ["        CHATS[customer_id] = model.start_chat(history=[])"],
+    ),
 }
 
 
@@ -207,16 +226,47 @@ def test_responses_chain_gets_server_compaction_only_with_unsafe_fixes(tmp_path)
     assert RULE not in rechecked.output and rechecked.exit_code == 0
 
 
-NO_EDIT = {
-    "memory/gemini_chat_rooms.py": "client.chats.create",
-    "memory_dev/gemini_legacy_sessions.py": "client.chats.create",
-}
+LEGACY = "memory_dev/gemini_legacy_sessions.py"
 
 
-@pytest.mark.parametrize("path", sorted(NO_EDIT))
-def test_no_edit_where_the_framework_offers_no_bound_that_keeps_the_history(tmp_path, path):
-    target = tmp_path / path.rsplit("/", 1)[1]
-    shutil.copy(FIXTURES / path, target)
-    result = invoke("check", "--fix", "--unsafe-fixes", "--output-format", "json", "--select", RULE, target.name, cwd=tmp_path)
-    assert target.read_bytes() == (FIXTURES / path).read_bytes()
-    assert result.exit_code == 1 and NO_EDIT[path] in result.output
+def test_a_chat_whose_history_the_module_reads_gets_the_trim_only_with_unsafe_fixes(tmp_path):
+    original = (FIXTURES / LEGACY).read_text()
+    reads = original + "\n\ndef transcript(customer_id: str) -> list:\n    return CHATS[customer_id].history\n"
+    target = tmp_path / "sessions.py"
+    target.write_text(reads)
+    safe_only = invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
+    assert target.read_text() == reads and safe_only.exit_code == 1
+    shown = invoke("check", "--unsafe-fixes", "--output-format", "json", "--select", RULE, target.name, cwd=tmp_path)
+    assert "Trim the chat object's own history to its last 10 turns before each send: the chat keeps only those " \
+           "turns, and this module reads a chat's history (history)" in shown.output
+    invoke("check", "--fix", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    send = "    return CHATS[customer_id].send_message(text).text\n"
+    assert target.read_text() == reads.replace(
+        "import google.generativeai as genai\n", "import google.generativeai as genai\nfrom chatbound.compaction import bounded_view\n"
+    ).replace(send, "    CHATS[customer_id].history = bounded_view(CHATS[customer_id].history, last_turns=10)\n" + send)
+    rechecked = invoke("check", "--select", RULE, target.name, cwd=tmp_path)
+    assert RULE not in rechecked.output and rechecked.exit_code == 0
+
+
+@pytest.mark.parametrize("extra", [
+    "\n\ndef notify(bot, chat_id: int, text: str) -> None:\n    bot.send_message(chat_id, text)\n",  # not a chat
+    "\n\ndef other(text: str) -> str:\n    chat = model.start_chat()\n    chat = CHATS['x']\n    return chat.send_message(text).text\n",
+    "\n\ndef quick(cid: str, text: str) -> str:\n    if text: return CHATS[cid].send_message(text).text\n",
+    "\n\ndef later(cid: str):\n    return lambda text: CHATS[cid].send_message(text).text\n",  # a trim here runs once
+])
+def test_no_edit_when_a_send_is_not_on_the_kept_chat_or_no_line_can_go_before_it(tmp_path, extra):
+    code = (FIXTURES / LEGACY).read_text() + extra
+    target = tmp_path / "sessions.py"
+    target.write_text(code)
+    result = invoke("check", "--fix", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    assert target.read_text() == code and result.exit_code == 1
+
+
+def test_a_trim_before_only_some_sends_is_still_flagged(tmp_path):
+    code = (FIXTURES / LEGACY).read_text().replace(
+        "    return CHATS[customer_id].send_message(text).text",
+        "    CHATS[customer_id].history = bounded_view(CHATS[customer_id].history, last_turns=10)\n"
+        "    CHATS[customer_id].send_message(text)\n    return CHATS[customer_id].send_message(text).text")
+    target = tmp_path / "sessions.py"
+    target.write_text(code)
+    assert invoke("check", "--select", RULE, target.name, cwd=tmp_path).exit_code == 1

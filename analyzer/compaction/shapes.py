@@ -7,7 +7,8 @@ role and the tool calls it makes or answers. An item is read as the first of the
   Ollama, Groq, Hugging Face, Gradio "messages", Cohere v1 ``USER``/``CHATBOT`` with
   ``message``, ``tool_calls`` and ``tool_results``, Cohere v2, Bedrock Converse blocks
   ``text``/``toolUse``/``toolResult``, google-genai ``Content`` and its dicts with ``parts``,
-  LlamaIndex ``ChatMessage`` whose role is an enum);
+  LlamaIndex ``ChatMessage`` whose role is an enum, google-generativeai's proto-plus
+  ``Content``, whose ``parts`` is a repeated field, not a list);
 - a dict or an object with a ``type``: LangChain messages (``human``, ``ai``, ``system``,
   ``tool``), AutoGen-core messages (``UserMessage``, ``AssistantMessage``,
   ``FunctionExecutionResultMessage``...), OpenAI Responses items (``function_call``,
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .messages import Message, ToolCall
 
@@ -171,7 +172,7 @@ def _block_calls(content) -> list:
     """Calls in content blocks: Anthropic ``tool_use``, Bedrock ``toolUse``, genai
     ``function_call``, AutoGen ``FunctionCall``."""
     found = []
-    for block in content if isinstance(content, (list, tuple)) else ():
+    for block in content if _is_list(content) else ():
         if field(block, "type") == "tool_use" or _is_autogen_call(block):
             found.append(_call(block))
             continue
@@ -203,7 +204,7 @@ def _results(item, role, content) -> list:
 
 def _block_results(content) -> list:
     found = []
-    for block in content if isinstance(content, (list, tuple)) else ():
+    for block in content if _is_list(content) else ():
         if field(block, "type") == "tool_result":
             found.append((field(block, "tool_use_id"), text_of(field(block, "content"))))
         elif field(block, "toolResult") is not None:
@@ -222,7 +223,7 @@ def text_of(content) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if not isinstance(content, (list, tuple)):
+    if not _is_list(content):
         return text_of(field(content, "text")) if isinstance(field(content, "text"), str) else ""
     texts = []
     for part in content:
@@ -233,6 +234,12 @@ def text_of(content) -> str:
         elif isinstance(field(part, "json"), (dict, list)):  # a Bedrock tool result block
             texts.append(_json(field(part, "json")))
     return "\n".join(texts)
+
+
+def _is_list(value) -> bool:
+    """A list of parts or blocks: a list, a tuple, or any sequence that is not text (the
+    repeated fields of google-generativeai's proto-plus ``Content.parts``)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
 
 def _text_message(speaker, text: str) -> Message:

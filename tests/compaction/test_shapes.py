@@ -15,6 +15,7 @@ The kept items are the very objects given (checked by identity), never converted
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -114,6 +115,45 @@ class GenaiContent:
 
     def result(call_id):
         return obj(role="user", parts=[_part(function_response=obj(id=call_id, name="lookup", response={"v": 42}))])
+
+
+
+class Repeated(Sequence):
+    """A proto-plus repeated field (``RepeatedComposite``): a sequence, not a list."""
+
+    def __init__(self, *items):
+        self._items = list(items)
+
+    def __getitem__(self, index):
+        return self._items[index]
+
+    def __len__(self):
+        return len(self._items)
+
+
+UNSET = obj(name="", args=None, response=None)  # proto-plus answers an unset message field with an empty one
+
+
+def _proto(role, text="", function_call=UNSET, function_response=UNSET):
+    return obj(role=role, parts=Repeated(obj(text=text, function_call=function_call, function_response=function_response)))
+
+
+class GenerativeAIProtos:
+    """google-generativeai ``protos.Content``: ``parts`` a repeated field, calls without ids."""
+
+    system = None
+
+    def user(text):
+        return _proto("user", text)
+
+    def assistant(text):
+        return _proto("model", text)
+
+    def call(call_id):
+        return _proto("model", function_call=obj(name="lookup", args={"q": 1}))
+
+    def result(call_id):
+        return _proto("user", function_response=obj(name="lookup", response={"v": 42}))
 
 
 class LangChain:
@@ -289,7 +329,7 @@ class PydanticAI:
         return obj(kind="request", parts=[obj(part_kind="tool-return", tool_name="lookup", content="42", tool_call_id=call_id)])
 
 
-SHAPES = [Bedrock, CohereV1, GenaiDicts, GenaiContent, LangChain, LlamaIndex, OpenAIReplies, AutoGen, AnthropicBlocks,
+SHAPES = [Bedrock, CohereV1, GenaiDicts, GenaiContent, GenerativeAIProtos, LangChain, LlamaIndex, OpenAIReplies, AutoGen, AnthropicBlocks,
           Responses, Ollama, PydanticAI]
 
 
@@ -327,7 +367,7 @@ def test_an_orphan_result_is_dropped(shape):
 
 def test_a_tool_result_never_counts_as_a_user_turn():
     # Bedrock and genai send tool results with the user role: the turn still starts at u2
-    for shape in (Bedrock, GenaiDicts, AnthropicBlocks):
+    for shape in (Bedrock, GenaiDicts, AnthropicBlocks, GenerativeAIProtos):
         history = session(shape)
         same(bounded_view(history, last_turns=1), history[-2:])
         same(bounded_view(history, last_turns=2), history[2:])
