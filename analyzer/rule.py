@@ -22,6 +22,7 @@ from libcst.metadata import (
 )
 
 from .findings import Finding, Fix, Related, Severity, Span
+from .positions import Positions
 from .scopes import scopes
 from .visitors import parents
 
@@ -88,6 +89,8 @@ class _LazyMetadata(Mapping):
                 self.resolved[provider] = parents(self.wrapper.module)
             elif provider is ScopeProvider:  # what the rules ask of it, at a tenth of the cost
                 self.resolved[provider] = scopes(self.wrapper.module)
+            elif provider is PositionProvider:  # the same positions, each statement's when asked
+                self.resolved[provider] = Positions(self.wrapper.module, self[ParentNodeProvider])
             else:
                 self.resolved[provider] = self.wrapper.resolve(provider)
         return self.resolved[provider]
