@@ -28,6 +28,7 @@ class FileResult:
     error: FileError | None = None
     warnings: list[str] = field(default_factory=list)
     data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
+    parsed: bool = True  # False: the pre-check skipped the file (only a syntax check ran)
 
 
 def one_line(text: str) -> str:

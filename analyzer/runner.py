@@ -17,7 +17,7 @@ import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -34,6 +34,7 @@ from .rule import Rule
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are reported, not parsed
 PARALLEL_MIN_BYTES = 512 * 1024  # less to parse than this runs in this process
+POOL_PRECHECK_BYTES = 8 * 1024 * 1024  # more to pre-check than this is pre-checked in the pool too
 PROGRESS_MIN_FILES = 200
 
 
@@ -59,7 +60,8 @@ class _Job:
     shown: str
     directory: str
     source: bytes
-    rules: tuple[type[Rule], ...]  # those whose triggers occur in the file
+    rules: tuple[type[Rule], ...]  # those that may report on the file
+    narrowed: bool  # True: `rules` are already those whose triggers occur in the file
 
 
 def display_path(path: Path) -> str:
@@ -147,23 +149,28 @@ def run(
         elif store is not None and (hit := store.get(shown, source)) is not None:
             outcomes[index] = hit
             result.cached += 1
-        elif not (applicable := rules_for(source, rules) if precheck else tuple(rules)):
-            problem = nesting_problem(source) or python_syntax_error(source)
-            if problem:  # not worth a LibCST parse, but still reported like ruff does
-                outcomes[index] = FileResult(shown, error=FileError(shown, problem))
-            elif store is not None:
-                store.skip(shown, source)
         else:
-            jobs.append(_Job(index, shown, str(path.resolve().parent), source, applicable))
+            jobs.append(_Job(index, shown, str(path.resolve().parent), source, tuple(rules), not precheck))
+    done: list[tuple[_Job, FileResult]] = []
+    if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
+        narrowed = [job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules), narrowed=True)
+                    for job in jobs]
+        done = [(job, _skipped(job)) for job in narrowed if not job.rules]
+        jobs = [job for job in narrowed if job.rules]
 
     with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
-        for job, file_result in _analyze_all(jobs, options, advance):
-            outcomes[job.index] = file_result
-            if store is not None and file_result.error is None:
+        done.extend(_analyze_all(jobs, options, advance))
+    for job, file_result in sorted(done, key=lambda pair: pair[0].index):
+        outcomes[job.index] = file_result
+        if file_result.parsed:
+            result.parsed.append(job.shown)
+        if store is not None and file_result.error is None:
+            if file_result.parsed:
                 store.put(job.shown, job.source, file_result)
+            else:
+                store.skip(job.shown, job.source)
     if store is not None:
         store.flush()
-    result.parsed = [job.shown for job in jobs]
 
     ignores = per_file_ignores(settings)
     for path, file_result in zip(found.files, outcomes):
@@ -190,9 +197,23 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
 # --- parsing, in this process or a pool ------------------------------------------------
 
 
+def _skipped(job: _Job) -> FileResult:
+    """A file no selected rule's triggers occur in: not worth a LibCST parse, but a syntax
+    error or too deep a nesting is still reported, as ruff does."""
+    problem = nesting_problem(job.source) or python_syntax_error(job.source)
+    return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
+
+
+def _check_job(job: _Job, options: dict) -> FileResult:
+    rules = job.rules if job.narrowed else rules_for(job.source, job.rules)
+    if not rules:
+        return _skipped(job)
+    return analyze_source(job.source, job.shown, rules, options, directory=job.directory)
+
+
 def _analyze_chunk(jobs: Sequence[_Job], options: dict) -> list[FileResult]:
     """A worker's task: plain data in, plain data out."""
-    return [analyze_source(job.source, job.shown, job.rules, options, directory=job.directory) for job in jobs]
+    return [_check_job(job, options) for job in jobs]
 
 
 def _workers() -> int:

@@ -194,3 +194,23 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
     assert [(f.path, f.span.line, f.rule_id) for f in result.findings] == [
         ("both.py", 1, "RAG-EXCESSIVE-TOP-K"), ("rag.py", 1, "RAG-EXCESSIVE-TOP-K"),
     ]
+
+
+def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatch):
+    import chatbound.runner as runner
+
+    root = write({
+        "rag.py": "docs = store.similarity_search(question, k=20)\n",
+        "plain.py": "x = 1\n",
+        "broken.py": "def f(:\n",
+        **{f"chat{i}.py": f"history = []\ndef turn(q):\n    history.append({{'role': 'user', 'content': q}})\n"
+                          f"    return client.chat.completions.create(model='m', messages=history)\n" for i in range(6)},
+    })
+    monkeypatch.chdir(root)
+    here = run([root], Settings(root=root))
+    monkeypatch.setattr(runner, "POOL_PRECHECK_BYTES", 0)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    pooled = run([root], Settings(root=root))
+    assert _found(pooled) == _found(here) and len(here.findings) == 7
+    assert [e.message for e in pooled.errors] == [e.message for e in here.errors] and len(here.errors) == 1
+    assert pooled.parsed == here.parsed == [f"chat{i}.py" for i in range(6)] + ["rag.py"]
