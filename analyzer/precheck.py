@@ -61,18 +61,22 @@ class Triggers:
     # groups of (anchors, pattern, whether it runs on the lower-cased text): all of a group must match
     shapes: tuple[tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...], ...]
 
-    def search(self, source: bytes, lowered: bytes | None = None) -> bool:
+    def search(self, source: bytes, lowered: bytes | None = None, seen: dict | None = None) -> bool:
+        """Whether a trigger occurs; `seen` keeps each shape's answer for the file, so a shape
+        several rules declare (the memory rules share theirs) is searched once."""
         lowered = source.lower() if lowered is None else lowered
+        seen = {} if seen is None else seen
         if any(word in lowered for word in self.words):
             return True
-        return any(
-            all(
-                (anchors is None or any(anchor in lowered for anchor in anchors))
-                and pattern.search(lowered if on_lowered else source) is not None
-                for anchors, pattern, on_lowered in group
-            )
-            for group in self.shapes
-        )
+
+        def found(shape) -> bool:
+            if shape not in seen:
+                anchors, pattern, on_lowered = shape
+                seen[shape] = (anchors is None or any(anchor in lowered for anchor in anchors)) and (
+                    pattern.search(lowered if on_lowered else source) is not None)
+            return seen[shape]
+
+        return any(all(map(found, group)) for group in self.shapes)
 
 
 _REPEATS = {_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", _parser.MAX_REPEAT)}
@@ -158,9 +162,9 @@ def may_have_findings(source: bytes, triggers: Triggers | None) -> bool:
 def rules_for(source: bytes, rules: Sequence[type[Rule]]) -> tuple[type[Rule], ...]:
     """The rules whose own triggers occur in the file: only they can report on it, so only
     they run (a file parsed for one rule's shape does not pay for the others)."""
-    lowered = source.lower()
+    lowered, seen = source.lower(), {}
     return tuple(
-        rule for rule in rules if rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered)
+        rule for rule in rules if rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered, seen)
     )
 
 

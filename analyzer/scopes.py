@@ -62,37 +62,60 @@ def _bind_names(scope: Scope, target: cst.CSTNode) -> None:
         scope.bind(name.value, name)
 
 
+def _bind_imports(node: cst.Import | cst.ImportFrom, scope: Scope) -> None:
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        bound = alias.asname.name if alias.asname is not None else alias.name
+        while isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
+            bound = bound.value
+        if isinstance(bound, cst.Name):
+            scope.bind(bound.value, node)
+
+
+def _bind_assign(node: cst.Assign, scope: Scope) -> None:
+    for target in node.targets:
+        _bind_names(scope, target.target)
+
+
+def _bind_as(node: cst.WithItem | cst.ExceptHandler, scope: Scope) -> None:
+    """`with x as (a, b)`, `except E as e`."""
+    alias = node.asname if isinstance(node, cst.WithItem) else node.name
+    if alias is not None:
+        _bind_names(scope, alias.name)
+
+
+def _declare(node: cst.Global | cst.Nonlocal, scope: Scope) -> None:
+    kind = "global" if isinstance(node, cst.Global) else "nonlocal"
+    for item in node.names:
+        scope.declared[item.name.value] = kind
+
+
+# what each kind of node binds in the scope it stands in (a def or class: its name)
+_BINDERS = {
+    cst.Assign: _bind_assign,
+    cst.AnnAssign: lambda node, scope: _bind_names(scope, node.target),
+    cst.AugAssign: lambda node, scope: _bind_names(scope, node.target),
+    cst.For: lambda node, scope: _bind_names(scope, node.target),
+    cst.CompFor: lambda node, scope: _bind_names(scope, node.target),
+    cst.WithItem: _bind_as,
+    cst.ExceptHandler: _bind_as,
+    cst.Param: lambda node, scope: scope.bind(node.name.value, node),
+    cst.FunctionDef: lambda node, scope: scope.bind(node.name.value, node),
+    cst.ClassDef: lambda node, scope: scope.bind(node.name.value, node),
+    cst.Import: _bind_imports,
+    cst.ImportFrom: _bind_imports,
+    cst.Global: _declare,
+    cst.Nonlocal: _declare,
+}
+_KINDS = {cst.FunctionDef: FUNCTION, cst.Lambda: FUNCTION, cst.ClassDef: CLASS,
+          **{comprehension: COMPREHENSION for comprehension in COMPREHENSIONS}}
+
+
 def _bind_statement(node: cst.CSTNode, scope: Scope) -> None:
-    """The bindings one node makes in `scope` (its own scope, for a def or class: its name)."""
-    if isinstance(node, cst.Assign):
-        for target in node.targets:
-            _bind_names(scope, target.target)
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
-        _bind_names(scope, node.target)
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
-        _bind_names(scope, node.asname.name)
-    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-        _bind_names(scope, node.name.name)
-    elif isinstance(node, cst.Param):
-        scope.bind(node.name.value, node)
-    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        scope.bind(node.name.value, node)
-    elif isinstance(node, cst.Import):
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname is not None else alias.name
-            while isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
-                bound = bound.value
-            if isinstance(bound, cst.Name):
-                scope.bind(bound.value, node)
-    elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname is not None else alias.name
-            if isinstance(bound, cst.Name):
-                scope.bind(bound.value, node)
-    elif isinstance(node, (cst.Global, cst.Nonlocal)):
-        kind = "global" if isinstance(node, cst.Global) else "nonlocal"
-        for item in node.names:
-            scope.declared[item.name.value] = kind
+    binder = _BINDERS.get(type(node))
+    if binder is not None:
+        binder(node, scope)
 
 
 def _children(node: cst.CSTNode):
@@ -124,6 +147,7 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
     while pending:
         node, scope = pending.pop()
         found[node] = scope
+        kind = _KINDS.get(type(node))
         if isinstance(node, cst.NamedExpr):  # binds outside any comprehension
             home = scope
             while home.kind == COMPREHENSION and home.parent is not None:
@@ -131,13 +155,15 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
             _bind_names(home, node.target)
         else:
             _bind_statement(node, scope)
-        kind = (FUNCTION if isinstance(node, (cst.FunctionDef, cst.Lambda)) else CLASS if isinstance(node, cst.ClassDef)
-                else COMPREHENSION if isinstance(node, COMPREHENSIONS) else None)
         if kind is None:
-            for field, child in _children(node):
-                # a parameter's default and annotation are evaluated where the def stands
-                outer = isinstance(node, cst.Param) and field in ("default", "annotation") and scope.parent
-                pending.append((child, outer or scope))
+            # a parameter's default and annotation are evaluated where the def stands
+            outer = scope.parent if isinstance(node, cst.Param) and scope.parent is not None else None
+            for field in fields(type(node)):
+                value = getattr(node, field)
+                if isinstance(value, cst.CSTNode):
+                    pending.append((value, outer if outer is not None and field in ("default", "annotation") else scope))
+                elif type(value) in (tuple, list):
+                    pending.extend((item, scope) for item in value if isinstance(item, cst.CSTNode))
             continue
         inner = Scope(kind, scope)
         opened.append(inner)
