@@ -29,6 +29,7 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
     parsed: bool = True  # False: the pre-check skipped the file (only a syntax check ran)
+    transient: bool = False  # an outcome of this run, not of the file (its worker died): never cached
 
 
 def one_line(text: str) -> str:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
+from .messages import is_negative, slice_of
 from .values import literal
 
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
@@ -344,10 +344,11 @@ def _split_slice_fix(finding: Finding, module, wrapper, lines) -> Fix | None:
         node = cst.parse_expression(text_at(lines, finding.span))
     except cst.ParserSyntaxError:
         return None
-    if not m.matches(node, m.Subscript(slice=[m.SubscriptElement(m.Slice(lower=m.UnaryOperation(operator=m.Minus()), upper=None, step=None))])):
+    part = slice_of(node) if isinstance(node, cst.Subscript) else None
+    if part is None or not is_negative(part.lower) or part.upper is not None or part.step is not None:
         return None
     history = cst.Module([]).code_for_node(node.value)
-    count = cst.Module([]).code_for_node(node.slice[0].slice.lower.expression)
+    count = cst.Module([]).code_for_node(part.lower.expression)
     return _wrap(
         finding, module, wrapper, lines, f"bounded_view({history}, last_events={count})", [BOUNDED_IMPORT],
         f"Replace the count slice by bounded_view({history}, last_events={count}), which never splits a turn",

@@ -164,8 +164,8 @@ def run(
         outcomes[job.index] = file_result
         if file_result.parsed:
             result.parsed.append(job.shown)
-        if store is not None and file_result.error is None:
-            if file_result.parsed:
+        if store is not None and not file_result.transient:  # the same bytes give the same error too
+            if file_result.parsed or file_result.error is not None:
                 store.put(job.shown, job.source, file_result)
             else:
                 store.skip(job.shown, job.source)
@@ -293,7 +293,7 @@ def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:
         raise
     except Exception as exc:  # a result that failed to travel back, say: report, go on
         cause = f"internal error while analyzing: {type(exc).__name__}: {one_line(exc)}"
-        return [FileResult(job.shown, error=FileError(job.shown, cause)) for job in chunk]
+        return [FileResult(job.shown, error=FileError(job.shown, cause), transient=True) for job in chunk]
 
 
 def _one_by_one(
@@ -311,7 +311,7 @@ def _one_by_one(
             except BrokenProcessPool:
                 job = queue.popleft()
                 cause = "the parser crashed on this file (its worker process died); please report it"
-                yield job, FileResult(job.shown, error=FileError(job.shown, cause))
+                yield job, FileResult(job.shown, error=FileError(job.shown, cause), transient=True)
                 advance(1)
 
 

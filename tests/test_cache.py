@@ -157,11 +157,30 @@ def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again
     monkeypatch.setattr(runner, "python_syntax_error", lambda source: checked.append(source) or real(source))
     first = _run(root)
     assert len(checked) == 2 and first.parsed == ["chat.py"]
-    assert len(_entries(root)) == 1  # chat.py; plain.py is a line of the skipped list
+    assert len(_entries(root)) == 2  # chat.py and broken.py's error; plain.py is a line of the skipped list
     second = _run(root)
-    # plain.py comes from the list; broken.py (an error is never cached) is checked again
-    assert len(checked) == 3 and second.parsed == [] and second.cached == 2
+    # plain.py comes from the list, broken.py from its entry: the same bytes give the same error
+    assert len(checked) == 2 and second.parsed == [] and second.cached == 3
     assert [e.message for e in second.errors] == [e.message for e in first.errors] and len(first.errors) == 1
     (root / "plain.py").write_text("x = 2\n")
     _run(root)
-    assert len(checked) == 5
+    assert len(checked) == 3
+
+
+def test_an_error_of_the_run_not_of_the_file_is_never_cached(write, monkeypatch):
+    import chatbound.runner as runner
+    from chatbound.analysis import FileResult
+    from chatbound.findings import FileError
+
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    calls = []
+
+    def dying(job, options):  # what the pool reports for a file whose worker died
+        calls.append(job.shown)
+        return FileResult(job.shown, error=FileError(job.shown, "worker died"), transient=True)
+
+    monkeypatch.setattr(runner, "_check_job", dying)
+    assert [e.message for e in _run(root).errors] == ["worker died"]
+    _run(root)
+    assert calls == ["chat.py", "chat.py"] and _entries(root) == []
