@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -16,7 +17,7 @@ from .precheck import nesting_problem
 from .projection import attach_projections
 from .rule import Rule, RuleContext
 from .suppressions import apply_suppressions, bare_warnings, read_suppressions
-from .visitors import install as _install_visitor_tables
+from .visitors import install as _install_visitor_tables, visit_batched
 
 _install_visitor_tables()
 
@@ -112,7 +113,11 @@ def analyze_source(
         context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         if rules:
-            wrapper.visit_batched([rule(context) for rule in rules])
+            visitors = [rule(context) for rule in rules]
+            with ExitStack() as stack:
+                for visitor in visitors:
+                    stack.enter_context(visitor.resolve(wrapper))  # metadata on first use
+                visit_batched(module, visitors)
         # post-rule steps: cost projections and fixes for the history findings
         context.findings = attach_fixes(attach_projections(context.findings, module, wrapper, context.options, directory, context.data_files), module, wrapper)
     except RecursionError:  # LibCST's visitors recurse once per level of the tree

@@ -1,4 +1,4 @@
-"""`chatbound.visitors.parents` is LibCST's ParentNodeProvider, computed faster: same mapping."""
+"""`chatbound.visitors`: parents and the batched traversal, as LibCST gives them, computed faster."""
 
 from __future__ import annotations
 
@@ -28,3 +28,39 @@ def test_the_module_has_no_parent_and_arguments_belong_to_their_call():
     call = module.body[0].body[0].value
     assert found[call].value is call and module not in found
     assert [type(found[arg]).__name__ for arg in call.args] == ["Call", "Call"]
+
+
+class _Recorder(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.order = []
+
+    def on_visit(self, node):
+        self.order.append(("visit", node))
+        return True
+
+    def on_leave(self, original_node):
+        self.order.append(("leave", original_node))
+
+
+def test_visit_batched_meets_every_node_in_libcsts_order_without_rebuilding_it():
+    from chatbound.visitors import visit_batched
+
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        module = cst.parse_module(path.read_bytes())
+        theirs = _Recorder()
+        module.visit(theirs)
+        ours = []
+        kinds = {type(node).__name__ for _, node in theirs.order}
+
+        class Every:
+            def get_visitors(self):
+                table = {f"visit_{kind}": lambda node: ours.append(("visit", node)) for kind in kinds}
+                table.update({f"leave_{kind}": lambda node: ours.append(("leave", node)) for kind in kinds})
+                return table
+
+        visit_batched(module, [Every()])
+        assert [(step, id(node)) for step, node in ours] == [(step, id(node)) for step, node in theirs.order], path
+        checked += len(ours)
+    assert checked > 100_000
