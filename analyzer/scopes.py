@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .visitors import fields
+from .visitors import NODE_CLASSES, fields
 
 MODULE, FUNCTION, CLASS, COMPREHENSION = "module", "function", "class", "comprehension"
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -119,13 +119,15 @@ def _bind_statement(node: cst.CSTNode, scope: Scope) -> None:
 
 
 def _children(node: cst.CSTNode):
+    """(field, child) for each child: the field says which scope the child belongs to."""
     for name in fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind in NODE_CLASSES:
             yield name, value
-        elif type(value) in (tuple, list):
+        elif kind is tuple or kind is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if type(item) in NODE_CLASSES:
                     yield name, item
 
 
@@ -160,10 +162,11 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
             outer = scope.parent if isinstance(node, cst.Param) and scope.parent is not None else None
             for field in fields(type(node)):
                 value = getattr(node, field)
-                if isinstance(value, cst.CSTNode):
+                kind = type(value)
+                if kind in NODE_CLASSES:
                     pending.append((value, outer if outer is not None and field in ("default", "annotation") else scope))
-                elif type(value) in (tuple, list):
-                    pending.extend((item, scope) for item in value if isinstance(item, cst.CSTNode))
+                elif kind is tuple or kind is list:
+                    pending.extend((item, scope) for item in value if type(item) in NODE_CLASSES)
             continue
         inner = Scope(kind, scope)
         opened.append(inner)

@@ -54,25 +54,6 @@ def fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
-    """Each node's parent (what ParentNodeProvider gives), by one walk over the fields."""
-    found: dict[CSTNode, CSTNode] = {}
-    pending = [module]
-    while pending:
-        node = pending.pop()
-        for name in fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, CSTNode):
-                found[value] = node
-                pending.append(value)
-            elif type(value) in (tuple, list):
-                for item in value:
-                    if isinstance(item, CSTNode):
-                        found[item] = node
-                        pending.append(item)
-    return found
-
-
 @functools.lru_cache(maxsize=None)
 def visit_order(cls: type) -> tuple[str, ...]:
     """The fields of a node class in the order LibCST's traversal visits them, read from its
@@ -85,6 +66,45 @@ def visit_order(cls: type) -> tuple[str, ...]:
     known = set(fields(cls))
     order = tuple(dict.fromkeys(f for f in re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', source) if f in known))
     return order or fields(cls)
+
+
+def _node_classes() -> frozenset[type]:
+    found, pending = set(), [CSTNode]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                pending.append(sub)
+    return frozenset(found)
+
+
+# isinstance(x, CSTNode) goes through the ABC machinery: a set of the classes is several times cheaper
+NODE_CLASSES = _node_classes()
+
+
+def children(node: CSTNode) -> list[CSTNode]:
+    """A node's children, in LibCST's visit order."""
+    found: list[CSTNode] = []
+    for name in visit_order(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind in NODE_CLASSES:
+            found.append(value)
+        elif kind is tuple or kind is list:
+            found.extend(item for item in value if type(item) in NODE_CLASSES)
+    return found
+
+
+def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
+    """Each node's parent (what ParentNodeProvider gives), by one walk over the fields."""
+    found: dict[CSTNode, CSTNode] = {}
+    pending = [module]
+    while pending:
+        node = pending.pop()
+        for child in children(node):
+            found[child] = node
+            pending.append(child)
+    return found
 
 
 def visit_batched(module: CSTNode, visitors) -> None:
@@ -110,11 +130,4 @@ def visit_batched(module: CSTNode, visitors) -> None:
             method(node)
         if found[1]:
             pending.append((node, True))
-        children = []
-        for name in visit_order(kind):
-            value = getattr(node, name)
-            if isinstance(value, CSTNode):
-                children.append(value)
-            elif type(value) in (tuple, list):
-                children.extend(item for item in value if isinstance(item, CSTNode))
-        pending.extend((child, False) for child in reversed(children))
+        pending.extend((child, False) for child in reversed(children(node)))
