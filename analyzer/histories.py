@@ -27,11 +27,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
-from libcst.metadata import (
-    ParentNodeProvider,
-    PositionProvider,
-    ScopeProvider,
-)
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from .messages import (
     is_numeric,
@@ -49,6 +45,7 @@ from .messages import (
 )
 from .scopes import FUNCTION, MODULE
 from .sinks import CLIENT_METHODS, Sink, dotted, sink_of
+from .visitors import preorder
 
 GROWTH_METHODS = frozenset(
     "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
@@ -159,6 +156,7 @@ class ChatFacts:
     def __init__(self, rule: cst.BatchableCSTVisitor, nodes) -> None:
         self.rule = rule
         self.nodes = nodes
+        self._ranks: dict[cst.CSTNode, int] | None = None  # see order()
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         for function in nodes.functions:
             self.functions.setdefault(function.name.value, []).append(function)
@@ -194,9 +192,12 @@ class ChatFacts:
         tail = "".join(f".{part}" for part in reversed(parts))
         return {bound + tail for bound in self.nodes.bindings.get(node.value, ())}
 
-    def line(self, node: cst.CSTNode) -> tuple[int, int]:
-        pos = self.rule.get_metadata(PositionProvider, node)
-        return (pos.start.line, pos.start.column)
+    def order(self, node: cst.CSTNode) -> int:
+        """Where `node` stands in the source: its rank in LibCST's visit order, which is the
+        order of the text (an ancestor before what it holds). Cheaper than positions."""
+        if self._ranks is None:
+            self._ranks = preorder(self.rule.context.module)
+        return self._ranks[node]
 
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
@@ -214,10 +215,7 @@ class ChatFacts:
         return found
 
     def inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        a = self.rule.get_metadata(PositionProvider, node)
-        b = self.rule.get_metadata(PositionProvider, outer)
-        return (b.start.line, b.start.column) <= (a.start.line, a.start.column) and (a.end.line, a.end.column) <= (
-            b.end.line, b.end.column)
+        return node is outer or any(a is outer for a in self.ancestors(node))
 
     def code(self, node: cst.CSTNode) -> str:
         return self.rule.context.module.code_for_node(node)
@@ -382,22 +380,22 @@ class ChatFacts:
         scope = self.rule.get_metadata(ScopeProvider, name, None)
         if scope is None:
             return None
-        where = self.line(name)
+        where = self.order(name)
         best, best_at = None, None
         for assignment in scope[name.value]:
             node = getattr(assignment, "node", None)
             if isinstance(node, cst.Param):
-                at = (0, 0)
+                at = 0
                 value: cst.CSTNode | None = node
             elif isinstance(node, cst.Name) and not isinstance(self.parent(node), cst.AugAssign):
-                at = self.line(node)
+                at = self.order(node)
                 value = self.bound_value(node)
             else:
                 continue
             if assignment.scope.kind == MODULE and scope.kind != MODULE and (
                 self.function_of(node) is not self.function_of(name)
             ):
-                at = (0, 0)  # a global read inside a function sees the module binding (or its own `global` ones)
+                at = 0  # a global read inside a function sees the module binding (or its own `global` ones)
             if isinstance(value, cst.CSTNode) and not isinstance(value, cst.Param) and self.inside(name, value):
                 continue  # `h = h[-10:]`: the read sees the binding before this one
             if at < where and (best_at is None or at >= best_at):
@@ -468,9 +466,9 @@ class ChatFacts:
         if not loads:
             return None
         places = {self._place(call) for call in loads}  # the store and key it was read from
-        start = self.line(value)
+        start = self.order(value)
         for call in self.nodes.calls:
-            if SAVES.match(callee_name(call)) and self.line(call) > start and self.function_of(call) is function:
+            if SAVES.match(callee_name(call)) and self.order(call) > start and self.function_of(call) is function:
                 whole = any(self._names_whole(arg.value, name.value) for arg in call.args)
                 if whole and any(p & self._place(call) for p in places):
                     return Storage(f"{function.name.value}:{name.value}", "stored", name.value)
@@ -908,10 +906,10 @@ class ChatFacts:
             assigned_at = value
             uses.extend(rerooted(u, name) for u in self.whole_history_in(value, seen))
         function = self.function_of(name)
-        start = self.line(assigned_at) if assigned_at is not None else (0, 0)
-        end = self.line(name)
+        start = self.order(assigned_at) if assigned_at is not None else 0
+        end = self.order(name)
         for site, operand in self.nodes.growth_by_name.get(name.value, ()):
-            if self.function_of(site) is not function or not (start <= self.line(site) < end):
+            if self.function_of(site) is not function or not (start <= self.order(site) < end):
                 continue
             inner = self.whole_history_in(operand, seen) if operand is not None else []
             for loop in self.loops_of(site):
@@ -1026,7 +1024,7 @@ class ChatFacts:
         if function is None or id(function) in seen:
             return False
         for node in history.definitions:
-            if self.function_of(node) is not function or self.line(node) >= self.line(site):
+            if self.function_of(node) is not function or self.order(node) >= self.order(site):
                 continue
             conditional = any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function)
             outer = [loop for loop in self.loops_of(site) if id(loop) not in {id(l) for l in self.loops_of(node)}]

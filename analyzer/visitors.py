@@ -107,6 +107,17 @@ def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
     return found
 
 
+def preorder(module: CSTNode) -> dict[CSTNode, int]:
+    """Each node's rank (from 1) in LibCST's visit order: the order of the source text."""
+    found: dict[CSTNode, int] = {}
+    pending = [module]
+    while pending:
+        node = pending.pop()
+        found[node] = len(found) + 1
+        pending.extend(reversed(children(node)))
+    return found
+
+
 def visit_batched(module: CSTNode, visitors) -> None:
     """Each visitor's `visit_<Type>` before a node's children and `leave_<Type>` after, over
     the whole tree in LibCST's order (what `libcst.visit_batched` does), without recursion."""

@@ -277,7 +277,7 @@ class Coach:
         names = {facts.code(t.target) for t in holder.targets}
         function = facts.function_of(node)
         for loop in walk(function) if function is not None else ():
-            if isinstance(loop, (cst.While, cst.If)) and facts.line(loop) > facts.line(node):
+            if isinstance(loop, (cst.While, cst.If)) and facts.order(loop) > facts.order(node):
                 test = facts.code(loop.test)
                 if any(f"{n}[0]" in test for n in names) and re.search(r"role|tool|user|human|Tool|Human", test):
                     return True

@@ -64,3 +64,26 @@ def test_visit_batched_meets_every_node_in_libcsts_order_without_rebuilding_it()
         assert [(step, id(node)) for step, node in ours] == [(step, id(node)) for step, node in theirs.order], path
         checked += len(ours)
     assert checked > 100_000
+
+
+ORDERED = (cst.Name, cst.Call, cst.Attribute, cst.Subscript, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For,
+           cst.While, cst.If, cst.Del, cst.Return)
+
+
+def test_preorder_ranks_follow_the_source_text():
+    from libcst.metadata import PositionProvider
+
+    from chatbound.visitors import preorder
+
+    for path in sorted(FIXTURES.rglob("*.py")):
+        module = cst.parse_module(path.read_bytes())
+        ranks = preorder(module)
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        # the nodes the chat facts put in order (leading blank lines and decorators, which a
+        # statement's position leaves out, are not among them)
+        starts = sorted((n for n in positions if isinstance(n, ORDERED)), key=lambda node: ranks[node])
+        # in rank order the start positions never go back, and an ancestor ranks before what it holds
+        assert all((positions[a].start.line, positions[a].start.column) <= (positions[b].start.line, positions[b].start.column)
+                   for a, b in zip(starts, starts[1:])), path
+        found = parents(module)
+        assert all(ranks[found[node]] < ranks[node] for node in found), path
