@@ -31,6 +31,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .findings import Edit, Finding, Fix, Span
 from .messages import is_negative, slice_of
 from .values import literal
+from .visitors import children
 
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
 SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
@@ -201,7 +202,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(children(node)))
 
 
 def _index(module: cst.Module) -> _Index:
@@ -460,7 +461,7 @@ def _path_to(module: cst.Module, found) -> list:
         node, path = stack.pop()
         if found(node):
             return path
-        stack.extend((child, path + [child]) for child in reversed(node.children))
+        stack.extend((child, path + [child]) for child in reversed(children(node)))
     return []
 
 

@@ -45,7 +45,7 @@ from .messages import (
 )
 from .scopes import FUNCTION, MODULE
 from .sinks import CLIENT_METHODS, Sink, dotted, sink_of
-from .visitors import preorder
+from .visitors import children, preorder
 
 GROWTH_METHODS = frozenset(
     "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
@@ -494,7 +494,7 @@ class ChatFacts:
                 continue
             if isinstance(node, cst.Call) and is_bounding_name(callee_name(node)):
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
         return False
 
     def _place(self, call: cst.Call) -> frozenset:
@@ -849,7 +849,7 @@ class ChatFacts:
                 return self.whole_history_in(expr.value, seen)
             return []
         uses: list[Use] = []
-        for child in expr.children:
+        for child in children(expr):
             if isinstance(child, cst.CSTNode):
                 uses.extend(self.whole_history_in(child, seen))
         return uses
@@ -958,7 +958,7 @@ class ChatFacts:
             if value is not None and not isinstance(value, (cst.Param, cst.For, cst.AugAssign)):
                 return self.bounded_views_in(value, seen)
             return found
-        for child in expr.children:
+        for child in children(expr):
             if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.Arg, cst.DictElement, cst.BaseFormattedStringContent, cst.StarredDictElement)):
                 found.extend(self.bounded_views_in(child, seen))
             elif isinstance(child, cst.CSTNode) and not isinstance(child, (cst.BaseSuite,)):
@@ -1106,4 +1106,4 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))

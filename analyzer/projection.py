@@ -36,6 +36,7 @@ from .compaction import (
 from .findings import Finding, Span
 from .tokens import DEFAULT_ENCODING, get_encoder
 from .values import literal
+from .visitors import children
 
 PROJECTED_RULES = ("MEMORY-UNBOUNDED-HISTORY", "AGENT-OVERSIZED-HANDOFF")
 TURNS = 50
@@ -322,7 +323,7 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _walk(child)
 
 

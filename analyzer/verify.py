@@ -33,6 +33,7 @@ from .messages import callee_name, is_count_slice, slice_of, string
 from .projection import representative_turn, system_message
 from .tokens import get_encoder
 from .values import constant
+from .visitors import children
 
 TURNS = 60
 # Sessions: the tool-call batches of each turn, cycling (a batch is one assistant message
@@ -156,7 +157,7 @@ class BoundReader(ChatRule):
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _walk(child)
 
 

@@ -12,6 +12,7 @@ from chatbound.histories import Use, walk
 from chatbound.messages import CHAT_NAME, callee_name, is_whole_slice, slice_of, string
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
+from chatbound.visitors import children
 
 HANDOFF_VERBS = ("handoff", "hand_off", "escalate", "delegate", "dispatch", "forward", "transfer", "route_to")
 HANDOFF_NAME = re.compile(rf"^a?({'|'.join(HANDOFF_VERBS)})(_\w+)?$", re.I)
@@ -329,7 +330,7 @@ class AgentOversizedHandoff(ChatRule):
             value = self.facts.assignment_before(expr)
             return self._state_messages(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg)):
-            for child in expr.children:
+            for child in children(expr):
                 found = self._state_messages(child, depth)
                 if found is not None:
                     return found
