@@ -85,6 +85,13 @@ def _bind_as(node: cst.WithItem | cst.ExceptHandler, scope: Scope) -> None:
         _bind_names(scope, alias.name)
 
 
+def _bind_walrus(node: cst.NamedExpr, scope: Scope) -> None:
+    """`(y := f(x))` binds outside any comprehension it stands in."""
+    while scope.kind == COMPREHENSION and scope.parent is not None:
+        scope = scope.parent
+    _bind_names(scope, node.target)
+
+
 def _declare(node: cst.Global | cst.Nonlocal, scope: Scope) -> None:
     kind = "global" if isinstance(node, cst.Global) else "nonlocal"
     for item in node.names:
@@ -105,6 +112,7 @@ _BINDERS = {
     cst.ClassDef: lambda node, scope: scope.bind(node.name.value, node),
     cst.Import: _bind_imports,
     cst.ImportFrom: _bind_imports,
+    cst.NamedExpr: _bind_walrus,
     cst.Global: _declare,
     cst.Nonlocal: _declare,
 }
@@ -149,23 +157,20 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
     while pending:
         node, scope = pending.pop()
         found[node] = scope
-        kind = _KINDS.get(type(node))
-        if isinstance(node, cst.NamedExpr):  # binds outside any comprehension
-            home = scope
-            while home.kind == COMPREHENSION and home.parent is not None:
-                home = home.parent
-            _bind_names(home, node.target)
-        else:
-            _bind_statement(node, scope)
+        node_type = type(node)
+        binder = _BINDERS.get(node_type)
+        if binder is not None:
+            binder(node, scope)
+        kind = _KINDS.get(node_type)
         if kind is None:
             # a parameter's default and annotation are evaluated where the def stands
-            outer = scope.parent if isinstance(node, cst.Param) and scope.parent is not None else None
-            for field in fields(type(node)):
+            outer = scope.parent if node_type is cst.Param and scope.parent is not None else None
+            for field in fields(node_type):
                 value = getattr(node, field)
-                kind = type(value)
-                if kind in NODE_CLASSES:
+                value_type = type(value)
+                if value_type in NODE_CLASSES:
                     pending.append((value, outer if outer is not None and field in ("default", "annotation") else scope))
-                elif kind is tuple or kind is list:
+                elif value_type is tuple or value_type is list:
                     pending.extend((item, scope) for item in value if type(item) in NODE_CLASSES)
             continue
         inner = Scope(kind, scope)
