@@ -82,10 +82,17 @@ def _node_classes() -> frozenset[type]:
 NODE_CLASSES = _node_classes()
 
 
+_ORDERS: dict[type, tuple[str, ...]] = {}  # visit_order, without the cache wrapper's cost per node
+
+
 def children(node: CSTNode) -> list[CSTNode]:
     """A node's children, in LibCST's visit order."""
+    kind = type(node)
+    order = _ORDERS.get(kind)
+    if order is None:
+        order = _ORDERS[kind] = visit_order(kind)
     found: list[CSTNode] = []
-    for name in visit_order(type(node)):
+    for name in order:
         value = getattr(node, name)
         kind = type(value)
         if kind in NODE_CLASSES:
@@ -95,27 +102,30 @@ def children(node: CSTNode) -> list[CSTNode]:
     return found
 
 
-def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
-    """Each node's parent (what ParentNodeProvider gives), by one walk over the fields."""
-    found: dict[CSTNode, CSTNode] = {}
+@functools.lru_cache(maxsize=1)  # the file being analyzed: parents and ranks are asked of the same tree
+def _index(module: CSTNode) -> tuple[dict[CSTNode, CSTNode], dict[CSTNode, int]]:
+    """Each node's parent and its rank (from 1) in LibCST's visit order, in one walk."""
+    parent_of: dict[CSTNode, CSTNode] = {}
+    rank_of: dict[CSTNode, int] = {}
     pending = [module]
     while pending:
         node = pending.pop()
-        for child in children(node):
-            found[child] = node
-            pending.append(child)
-    return found
+        rank_of[node] = len(rank_of) + 1
+        below = children(node)
+        for child in below:
+            parent_of[child] = node
+        pending.extend(reversed(below))
+    return parent_of, rank_of
+
+
+def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
+    """Each node's parent: what ParentNodeProvider gives."""
+    return _index(module)[0]
 
 
 def preorder(module: CSTNode) -> dict[CSTNode, int]:
     """Each node's rank (from 1) in LibCST's visit order: the order of the source text."""
-    found: dict[CSTNode, int] = {}
-    pending = [module]
-    while pending:
-        node = pending.pop()
-        found[node] = len(found) + 1
-        pending.extend(reversed(children(node)))
-    return found
+    return _index(module)[1]
 
 
 def visit_batched(module: CSTNode, visitors) -> None:
