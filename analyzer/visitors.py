@@ -1,16 +1,13 @@
-"""LibCST's batched traversal, with each visitor class's method table computed once.
+"""Walking LibCST trees without LibCST's costs: the rules' batched traversal, parents, ranks.
 
-`BatchableCSTVisitor.get_visitors` runs `inspect.getmembers` on every visitor instance: the
-rules and LibCST's own metadata providers (scope, parents, qualified names), for every file.
-That is about 9 ms per visitor, 50 times the parse of a small file, and the answer depends
-only on the class (plus any `visit_*` an instance sets on itself, kept here). Installed once
-by `chatbound.analysis`; the mapping returned is the same as LibCST's.
-
-`parents(module)` is LibCST's ParentNodeProvider computed by walking the nodes' fields
-directly: the same mapping, about 15 times faster than the provider's visitor traversal.
-`visit_batched(module, visitors)` is LibCST's batched traversal done the same way: LibCST's
-own rebuilds every node as it goes (as a transformer would), which costs about as much as
-the parse; here the visitors meet the same nodes in the same order, nothing is rebuilt.
+`visit_batched(module, visitors)` is `libcst.visit_batched` done by walking the nodes' fields
+in LibCST's visit order (`visit_order`, read from each class): the visitors meet the same
+nodes in the same order, but nothing is rebuilt (LibCST's traversal reconstructs every node
+as it goes, which costs about as much as the parse) and nothing recurses. `parents(module)`
+is what ParentNodeProvider gives and `preorder(module)` each node's rank in that order (the
+order of the source text), both from one walk. `get_visitors` (installed once by
+`chatbound.analysis`) computes each visitor class's method table once: LibCST runs
+`inspect.getmembers` on every visitor instance, about 9 ms each, for every file.
 """
 
 from __future__ import annotations
