@@ -159,13 +159,37 @@ def may_have_findings(source: bytes, triggers: Triggers | None) -> bool:
     return triggers is None or triggers.search(source)
 
 
-def rules_for(source: bytes, rules: Sequence[type[Rule]]) -> tuple[type[Rule], ...]:
-    """The rules whose own triggers occur in the file: only they can report on it, so only
-    they run (a file parsed for one rule's shape does not pay for the others)."""
-    lowered, seen = source.lower(), {}
+def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None = None) -> tuple[type[Rule], ...]:
+    """The rules whose own triggers occur in the file and whose `may_report` (given the run's
+    options) allows it: only they can report on it, so only they run (a file parsed for one
+    rule's shape does not pay for the others)."""
+    lowered, seen, options = source.lower(), {}, options or {}
     return tuple(
-        rule for rule in rules if rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered, seen)
+        rule for rule in rules
+        if (rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered, seen))
+        and rule.may_report(source, options)
     )
+
+
+def literal_bytes(source: bytes) -> int:
+    """Bytes of the string literals that can be part of a value: all but the strings that are
+    a statement of their own (a docstring, a bare string) at bracket depth 0. A text resolved
+    from literals has at most this many bytes, hence at most this many tokens."""
+    total = depth = last = 0
+    for match in _NOISE.finditer(source):
+        between = source[last:match.start()]
+        depth += sum(between.count(o) for o in (b"(", b"[", b"{")) - sum(between.count(c) for c in (b")", b"]", b"}"))
+        last = match.end()
+        text = match.group()
+        if text.startswith(b"#"):
+            continue
+        line = source.rfind(b"\n", 0, match.start()) + 1
+        end = line - 1 - (source[line - 2 : line - 1] == b"\r")  # where the line before ends
+        continued = end > 0 and source[end - 1 : end] == b"\\"  # a backslash continues it
+        if depth <= 0 and not source[line:match.start()].strip() and not continued:
+            continue  # a statement of its own: never part of a value
+        total += len(text)
+    return total
 
 
 def nesting_problem(source: bytes | str) -> str | None:

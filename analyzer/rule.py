@@ -136,6 +136,12 @@ class Rule(cst.BatchableCSTVisitor):
         QualifiedNameProvider,
     )
 
+    @classmethod
+    def may_report(cls, source: bytes, options: dict[str, Any]) -> bool:
+        """A cheaper test than the parse, after TRIGGERS, that may use the run's options (a size
+        the rule's threshold needs); False only where the rule cannot report on the file."""
+        return True
+
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
         self.context = context

@@ -153,7 +153,7 @@ def run(
             jobs.append(_Job(index, shown, str(path.resolve().parent), source, tuple(rules), not precheck))
     done: list[tuple[_Job, FileResult]] = []
     if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
-        narrowed = [job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules), narrowed=True)
+        narrowed = [job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules, options), narrowed=True)
                     for job in jobs]
         done = [(job, _skipped(job)) for job in narrowed if not job.rules]
         jobs = [job for job in narrowed if job.rules]
@@ -205,7 +205,7 @@ def _skipped(job: _Job) -> FileResult:
 
 
 def _check_job(job: _Job, options: dict) -> FileResult:
-    rules = job.rules if job.narrowed else rules_for(job.source, job.rules)
+    rules = job.rules if job.narrowed else rules_for(job.source, job.rules, options)
     if not rules:
         return _skipped(job)
     return analyze_source(job.source, job.shown, rules, options, directory=job.directory)

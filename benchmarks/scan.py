@@ -125,7 +125,7 @@ def parse_versus_analysis(files: list[Path]) -> tuple[float, float, int]:
         except Exception:
             failed += 1
         parse += time.perf_counter() - start
-        applicable = rules_for(source, rules)  # the pre-check, timed as part of the cold run, not here
+        applicable = rules_for(source, rules, options)  # the pre-check, timed as part of the cold run, not here
         start = time.perf_counter()
         analyze_source(source, path.name, applicable, options, directory=str(path.parent))
         analysis += time.perf_counter() - start
@@ -162,7 +162,8 @@ def main() -> None:
         theirs, their_code, their_peak, their_cpu = timed([agentguard, "--no-config", "--no-costs", "-f", "json", "corpus"], work)
 
         rules = select_rules()
-        parsed = [path for path in files if rules_for(path.read_bytes(), rules)]
+        options = rule_options(Settings())
+        parsed = [path for path in files if rules_for(path.read_bytes(), rules, options)]
         parsed_lines = sum(path.read_bytes().count(b"\n") for path in parsed)
         print(f"rules: {', '.join(rule.ID for rule in rules)}")
         print(f"pre-check: {len(parsed)} of {len(files)} files parsed ({parsed_lines:,} lines); "

@@ -11,6 +11,7 @@ from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.sinks import dotted
 from chatbound.messages import callee_name, string
 from chatbound.texts import Text, name_words, text_of
+from chatbound.precheck import literal_bytes
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
 
 PROMPT_WORDS = {"prompt", "sysprompt", "instruction", "instructions"}
@@ -27,6 +28,7 @@ SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
 PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
 SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
+READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.texts)
 
 
 def is_system_prompt_name(name: str) -> bool:
@@ -93,6 +95,13 @@ class PromptOversizedSystem(Rule):
         re.compile(rb"[\"'](?:system|developer)[\"']"),
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
     )
+
+    @classmethod
+    def may_report(cls, source: bytes, options: dict) -> bool:
+        """A text over the limit needs that many bytes of string literals in the file (a token is
+        at least a byte), unless it is read from a data file."""
+        limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
+        return READS_FILE.search(source) is not None or literal_bytes(source) > limit
 
     VALID = [
         'SYSTEM_PROMPT = "You are a helpful support assistant. Answer briefly."',

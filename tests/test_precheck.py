@@ -214,3 +214,32 @@ def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatc
     assert _found(pooled) == _found(here) and len(here.findings) == 7
     assert [e.message for e in pooled.errors] == [e.message for e in here.errors] and len(here.errors) == 1
     assert pooled.parsed == here.parsed == [f"chat{i}.py" for i in range(6)] + ["rag.py"]
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=[r.ID for r in all_rules()])
+def test_each_rules_own_invalid_examples_pass_its_whole_precheck_with_their_options(rule):
+    from chatbound.precheck import rules_for
+
+    for example in rule.INVALID:
+        assert rules_for(example.code.encode(), [rule], dict(example.options)) == (rule,), example.code
+
+
+@pytest.mark.parametrize("limit", [1, 40, 300])
+def test_the_prompt_rule_finds_the_same_with_and_without_its_size_precheck(limit, monkeypatch):
+    folder = FIXTURES / "prompts"
+    monkeypatch.chdir(folder)
+    settings = Settings(root=folder, select=["PROMPT-OVERSIZED-SYSTEM"], options={"max-system-tokens": limit})
+    with_precheck = run([folder], settings)
+    without = run([folder], settings, precheck=False)
+    assert _found(with_precheck) == _found(without) and with_precheck.findings
+
+
+def test_literal_bytes_count_what_can_be_a_value_not_docstrings_or_bare_strings():
+    from chatbound.precheck import literal_bytes
+
+    assert literal_bytes(b'"""Module doc."""\ndef f():\n    """Doc."""\n    "bare"\n    return 1\n') == 0
+    assert literal_bytes(b'X = "abc"\n') == 5
+    assert literal_bytes(b'X = (\n    "ab"\n    "cd"\n)\n') == 8  # implicit concatenation in brackets
+    assert literal_bytes(b'X = \\\n    "abc"\n') == 5  # a backslash continues the line
+    assert literal_bytes(b'X = \\\r\n    "abc"\r\n') == 5
+    assert literal_bytes(b'd = {"role": "system",\n"content": "x"}\n# "not a string"\n') == 6 + 8 + 9 + 3
