@@ -1,8 +1,8 @@
 """Cheap textual tests on a file's bytes, before the LibCST parse.
 
-`may_have_findings` decides which files are parsed at all: a file in which none of the
-selected rules' triggers (`Rule.TRIGGERS`) occurs cannot produce a finding, so it is skipped.
-A trigger is a word (found case-insensitively anywhere), a compiled bytes pattern of the
+`rules_for` decides which rules run on a file, and so whether it is parsed at all: a rule
+whose triggers (`Rule.TRIGGERS`) do not occur in the file, or whose `may_report` says no,
+cannot report on it. A trigger is a word (found case-insensitively anywhere), a compiled bytes pattern of the
 code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of patterns that
 must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
 holding one of the literal words every match of it contains (read from its parse tree:
@@ -22,7 +22,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 try:
     import re._parser as _parser  # Python 3.11+
@@ -142,21 +142,6 @@ def _compiled(triggers: tuple[str | re.Pattern | tuple[re.Pattern, ...], ...]) -
             _group(t) if isinstance(t, tuple) else (_shape(t),) for t in unique if not isinstance(t, str)
         ),
     )
-
-
-def trigger_words(rules: Iterable[type[Rule]]) -> Triggers | None:
-    """The triggers of `rules`, ready to search; None when some rule needs every file."""
-    triggers: list[str | re.Pattern] = []
-    for rule in rules:
-        if rule.TRIGGERS is None:
-            return None
-        triggers.extend(rule.TRIGGERS)
-    return _compiled(tuple(triggers))
-
-
-def may_have_findings(source: bytes, triggers: Triggers | None) -> bool:
-    """False only when no trigger occurs in the file: then no selected rule can report."""
-    return triggers is None or triggers.search(source)
 
 
 def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None = None) -> tuple[type[Rule], ...]:

@@ -51,7 +51,6 @@ def fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-@functools.lru_cache(maxsize=None)
 def visit_order(cls: type) -> tuple[str, ...]:
     """The fields of a node class in the order LibCST's traversal visits them, read from its
     `_visit_and_replace_children` (`visit_sequence(self, "decorators", ...)`); the
@@ -79,7 +78,7 @@ def _node_classes() -> frozenset[type]:
 NODE_CLASSES = _node_classes()
 
 
-_ORDERS: dict[type, tuple[str, ...]] = {}  # visit_order, without the cache wrapper's cost per node
+_ORDERS: dict[type, tuple[str, ...]] = {}  # visit_order per class, read once (a dict: no wrapper's cost per node)
 
 
 def children(node: CSTNode) -> list[CSTNode]:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from chatbound.precheck import may_have_findings, trigger_words
+from chatbound.precheck import rules_for
 from chatbound.sinks import AGENT_RUNS, CLIENT_METHODS, METHODS, SHAPES, triggers
 from chatbound.rules.memory_unbounded_history import MemoryUnboundedHistory
 from chatbound.rules.memory_window_splits_turn import MemoryWindowSplitsTurn
 
 from conftest import FIXTURES
 
-SINKS = trigger_words([MemoryUnboundedHistory])
-WINDOWS = trigger_words([MemoryWindowSplitsTurn])
+SINKS = [MemoryUnboundedHistory]
+WINDOWS = [MemoryWindowSplitsTurn]
 
 
 def test_every_memory_fixture_with_a_finding_passes_its_rules_precheck():
@@ -23,7 +23,7 @@ def test_every_memory_fixture_with_a_finding_passes_its_rules_precheck():
             for rule_id, words in (("MEMORY-UNBOUNDED-HISTORY", SINKS), ("MEMORY-WINDOW-SPLITS-TURN", WINDOWS)):
                 if line.endswith(rule_id):
                     path = expected.parent / line.split(":", 1)[0]
-                    assert may_have_findings(path.read_bytes(), words), path
+                    assert rules_for(path.read_bytes(), words), path
                     checked += 1
     assert checked > 60
 
@@ -36,7 +36,7 @@ def test_every_sink_shape_method_and_client_method_is_a_trigger():
               "r = requests.post(u, json={'model': m, 'messages': h})", "r = agent.run(q, message_history=h)",
               "memory = ConversationBufferMemory()", "s = SQLiteSession('x')", "w = trim_messages(h)"]
     for call in calls:
-        assert may_have_findings(call.encode(), SINKS), call
+        assert rules_for(call.encode(), SINKS), call
 
 
 @pytest.mark.parametrize("source", [
@@ -47,13 +47,13 @@ def test_every_sink_shape_method_and_client_method_is_a_trigger():
     "client.create(bucket='b')\n",  # create() of a client that is not a model's
 ])
 def test_plain_code_and_near_misses_hold_no_trigger(source):
-    assert not may_have_findings(source.encode(), SINKS)
-    assert not may_have_findings(source.encode(), WINDOWS)
+    assert not rules_for(source.encode(), SINKS)
+    assert not rules_for(source.encode(), WINDOWS)
 
 
 def test_a_window_needs_messages_it_could_cut():
     window = "h = h[-20:]\n"
-    assert not may_have_findings(window.encode(), WINDOWS)
-    assert may_have_findings((window + "h.append({'role': 'tool', 'content': r})\n").encode(), WINDOWS)
-    assert may_have_findings(("h = [SystemMessage(content=s)]\ndel h[:-20]\n").encode(), WINDOWS)
-    assert not may_have_findings(("h = [SystemMessage(content=s)]\n").encode(), WINDOWS)
+    assert not rules_for(window.encode(), WINDOWS)
+    assert rules_for((window + "h.append({'role': 'tool', 'content': r})\n").encode(), WINDOWS)
+    assert rules_for(("h = [SystemMessage(content=s)]\ndel h[:-20]\n").encode(), WINDOWS)
+    assert not rules_for(("h = [SystemMessage(content=s)]\n").encode(), WINDOWS)

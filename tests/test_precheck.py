@@ -7,7 +7,7 @@ import re
 import pytest
 
 from chatbound.config import Settings
-from chatbound.precheck import MAX_NESTING, may_have_findings, nesting_problem, trigger_words
+from chatbound.precheck import MAX_NESTING, nesting_problem, rules_for
 from chatbound.registry import all_rules
 from chatbound.rule import Rule
 from chatbound.runner import run
@@ -31,16 +31,9 @@ def test_every_fixture_folder_gives_the_same_findings_with_and_without_the_prech
     # while one rule has no triggers every file is parsed: check each rule's own triggers too
     rules = {rule.ID: rule for rule in all_rules()}
     for finding in without.findings:
-        assert may_have_findings((folder / finding.path).read_bytes(), trigger_words([rules[finding.rule_id]])), (
+        assert rules_for((folder / finding.path).read_bytes(), [rules[finding.rule_id]]), (
             finding.path, finding.span.line, finding.rule_id,
         )
-
-
-@pytest.mark.parametrize("rule", all_rules(), ids=[r.ID for r in all_rules()])
-def test_each_rules_own_invalid_examples_pass_its_precheck(rule):
-    words = trigger_words([rule])
-    for example in rule.INVALID:
-        assert may_have_findings(example.code.encode(), words), example.code
 
 
 # Realistic code that mentions what a rule is about without the shape a finding needs.
@@ -73,9 +66,8 @@ NEAR_MISSES = {
 @pytest.mark.parametrize("rule_id", sorted(NEAR_MISSES))
 def test_the_precheck_skips_near_misses_that_lack_the_shape_a_finding_needs(rule_id):
     rule = {rule.ID: rule for rule in all_rules()}[rule_id]
-    triggers = trigger_words([rule])
     for code in NEAR_MISSES[rule_id]:
-        assert not may_have_findings(code.encode(), triggers), code
+        assert not rules_for(code.encode(), [rule]), code
 
 
 def test_pattern_triggers_keep_their_flags_and_mix_with_words():
@@ -86,14 +78,13 @@ def test_pattern_triggers_keep_their_flags_and_mix_with_words():
             re.compile(rb"\bMessages\s*\+=", re.I), "Top_K",
         )
 
-    triggers = trigger_words([Shaped])
-    assert may_have_findings(b"llm = model.bind_tools ([a])\n", triggers)
-    assert not may_have_findings(b"llm = model.rebind_tools([a])\n", triggers)
-    assert may_have_findings(b"# ROLE: System\n", triggers)
-    assert may_have_findings(b"MESSAGES += [m]\n", triggers)
-    assert not may_have_findings(b"messages + [m]\n", triggers)
-    assert may_have_findings(b"x = TOP_K\n", triggers)
-    assert not may_have_findings(b"bind_tools = None\n", triggers)
+    assert rules_for(b"llm = model.bind_tools ([a])\n", [Shaped])
+    assert not rules_for(b"llm = model.rebind_tools([a])\n", [Shaped])
+    assert rules_for(b"# ROLE: System\n", [Shaped])
+    assert rules_for(b"MESSAGES += [m]\n", [Shaped])
+    assert not rules_for(b"messages + [m]\n", [Shaped])
+    assert rules_for(b"x = TOP_K\n", [Shaped])
+    assert not rules_for(b"bind_tools = None\n", [Shaped])
 
 
 def test_a_pattern_runs_only_where_a_word_every_match_needs_occurs():
@@ -120,16 +111,13 @@ class Worded(Rule):
 
 
 def test_a_rule_without_triggers_makes_every_file_a_candidate():
-    words = trigger_words([Worded, Plain])
-    assert words is None
-    assert may_have_findings(b"print('hello')\n", words)
+    assert rules_for(b"print('hello')\n", [Worded, Plain]) == (Plain,)
 
 
 def test_trigger_words_match_case_insensitively_and_skip_files_without_them():
-    words = trigger_words([Worded])
-    assert may_have_findings(b"hits = index.query(vector=v, TOP_K=50)\n", words)
-    assert may_have_findings(b"docs = store.similarity_search(q, k=20)\n", words)
-    assert not may_have_findings(b"import os\nprint(os.getcwd())\n", words)
+    assert rules_for(b"hits = index.query(vector=v, TOP_K=50)\n", [Worded]) == (Worded,)
+    assert rules_for(b"docs = store.similarity_search(q, k=20)\n", [Worded]) == (Worded,)
+    assert rules_for(b"import os\nprint(os.getcwd())\n", [Worded]) == ()
 
 
 def test_a_file_without_trigger_words_is_not_parsed(write, monkeypatch):
@@ -218,8 +206,6 @@ def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatc
 
 @pytest.mark.parametrize("rule", all_rules(), ids=[r.ID for r in all_rules()])
 def test_each_rules_own_invalid_examples_pass_its_whole_precheck_with_their_options(rule):
-    from chatbound.precheck import rules_for
-
     for example in rule.INVALID:
         assert rules_for(example.code.encode(), [rule], dict(example.options)) == (rule,), example.code
 
