@@ -153,8 +153,7 @@ def run(
             jobs.append(_Job(index, shown, str(path.resolve().parent), source, tuple(rules), not precheck))
     done: list[tuple[_Job, FileResult]] = []
     if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
-        narrowed = [job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules, options), narrowed=True)
-                    for job in jobs]
+        narrowed = [_narrowed(job, options) for job in jobs]
         done = [(job, _skipped(job)) for job in narrowed if not job.rules]
         jobs = [job for job in narrowed if job.rules]
 
@@ -197,18 +196,23 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
 # --- parsing, in this process or a pool ------------------------------------------------
 
 
+def _narrowed(job: _Job, options: dict) -> _Job:
+    """The job with only the rules the pre-check lets run on its file."""
+    return job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules, options), narrowed=True)
+
+
 def _skipped(job: _Job) -> FileResult:
-    """A file no selected rule's triggers occur in: not worth a LibCST parse, but a syntax
-    error or too deep a nesting is still reported, as ruff does."""
+    """A file no selected rule can report on: not worth a LibCST parse, but a syntax error or
+    too deep a nesting is still reported, as ruff does."""
     problem = nesting_problem(job.source) or python_syntax_error(job.source)
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
 
 def _check_job(job: _Job, options: dict) -> FileResult:
-    rules = job.rules if job.narrowed else rules_for(job.source, job.rules, options)
-    if not rules:
+    job = _narrowed(job, options)
+    if not job.rules:
         return _skipped(job)
-    return analyze_source(job.source, job.shown, rules, options, directory=job.directory)
+    return analyze_source(job.source, job.shown, job.rules, options, directory=job.directory)
 
 
 def _analyze_chunk(jobs: Sequence[_Job], options: dict) -> list[FileResult]:
