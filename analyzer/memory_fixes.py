@@ -40,13 +40,14 @@ is sent is bounded:
   openai-agents 0.24: 30 turns with tool calls through a fake Model store the same thread;
   each call sends at most 27 items, not 79, never an output without its call.
 
-Unsafe (``--unsafe-fixes``): a Responses API ``previous_response_id`` chain gets server-side
-compaction, ``context_management=[{"type": "compaction", "compact_threshold": 20000}]`` (openai
-3.57 ``responses.create``; OpenAI's compaction guide: with ``previous_response_id`` pass only
-the new message, the server compacts once the rendered context crosses the threshold). What
-changes: past the threshold the model sees an opaque compaction item in place of the earlier
-turns, not the turns themselves, and a model without compaction support rejects the request.
-``truncation="auto"`` only drops items at the context window, so it bounds nothing earlier.
+- Responses API ``previous_response_id`` chains: ``truncation="auto"`` on the send (openai
+  3.57 ``responses.create``). The server then drops the oldest items once the chain no longer
+  fits the model's context window instead of failing the request with a 400; nothing changes
+  before that, and every model takes it. Cost still grows until the window is full, so the
+  advice names the lower bound too: server-side compaction, ``context_management=[{"type":
+  "compaction", "compact_threshold": 20000}]`` (the model then sees an opaque compaction item in
+  place of the earlier turns, and a model without compaction support rejects the request), or
+  turns kept by the caller and sent as a bounded ``input``. Neither is an edit chatbound makes.
 
 google-genai and google-generativeai chat objects kept per session: the chat is the store
 and sends all of it (google-genai 3.6.1 ``Chat.send_message`` sends ``_curated_history +
@@ -84,8 +85,7 @@ from .fixes import (
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
 REDUCED_COUNT = 20  # Semantic Kernel messages
-COMPACT_THRESHOLD = 20000  # tokens of a Responses chain's rendered context
-COMPACTION = f'{{"type": "compaction", "compact_threshold": {COMPACT_THRESHOLD}}}'
+COMPACTION = '{"type": "compaction", "compact_threshold": 20000}'  # tokens of a Responses chain's context
 TRIM = (
     'trim_messages(strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
     'start_on="human", include_system=True)'
@@ -124,10 +124,11 @@ SUGGESTIONS = {
     f"last_turns={WINDOW_TURNS})` (google-generativeai: `chat.history = bounded_view(chat.history, "
     f"last_turns={WINDOW_TURNS})`); the chat then keeps only those turns. To keep them all, keep the turns "
     "yourself and send a bounded `contents` to `generate_content`.",
-    "openai-responses": "`truncation=\"auto\"` only drops items once the context window is full, so cost still "
-    f"grows to the window: turn on server-side compaction, `context_management=[{COMPACTION}]` (the model then "
-    "sees an opaque compaction item in place of the earlier turns; applied with `--unsafe-fixes`), or keep the "
-    "turns yourself and send a bounded `input`.",
+    "openai-responses": "`truncation=\"auto\"` (applied with `--fix`) stops the chain from failing once it "
+    "outgrows the context window, but cost still grows until the window is full. For a lower bound turn on "
+    f"server-side compaction, `context_management=[{COMPACTION}]` (the model then sees an opaque compaction item in "
+    "place of the earlier turns; a model without compaction support rejects it), or keep the turns yourself and "
+    "send a bounded `input`.",
 }
 
 
@@ -149,7 +150,7 @@ def framework_fix(
     if framework == "llama_index":
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
     if storage == "server":
-        return _server_compaction(finding, module, wrapper, lines), SUGGESTIONS["openai-responses"]
+        return _server_truncation(finding, module, wrapper, lines), SUGGESTIONS["openai-responses"]
     if framework == "semantic_kernel":
         return _reduced_copy(finding, module, wrapper, lines), SUGGESTIONS["semantic_kernel"]
     if framework == "pydantic_ai":
@@ -405,23 +406,24 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     )
 
 
-def _server_compaction(finding: Finding, module, wrapper, lines) -> Fix | None:
-    """`responses.create(..., previous_response_id=x)` -> the same call with
-    `context_management=[{"type": "compaction", "compact_threshold": 20000}]` (unsafe)."""
+def _server_truncation(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`responses.create(..., previous_response_id=x)` -> the same call with `truncation="auto"`,
+    unless the call already says how to truncate or manage its context."""
     found = _arg_at(wrapper, finding.span)
     if found is None:
         return None
     call, arg = found
+    keywords = _keywords(call)
     if (arg.keyword is None or arg.keyword.value != "previous_response_id" or not isinstance(call.func, cst.Attribute)
-            or call.func.attr.value != "create" or "context_management" in (_keywords(call) or {"context_management"})):
+            or call.func.attr.value != "create" or keywords is None or keywords & {"truncation", "context_management"}):
         return None
-    fixed = _with_keyword(call, "context_management", f"[{COMPACTION}]")
+    fixed = _with_keyword(call, "truncation", '"auto"')
     return _wrap(
         replace(finding, span=_span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
-        f"Turn on server-side compaction at {COMPACT_THRESHOLD} tokens: past it the model sees an opaque compaction "
-        "item in place of the earlier turns, not the turns themselves (the replies and the chain of response ids "
-        "stay as they are); a model without compaction support rejects the request",
-        safe=False,
+        "Let the server drop the oldest items once the chain outgrows the model's context window instead of failing "
+        "with a 400 (nothing changes before that, and the chain of response ids stays as it is); cost still grows "
+        f"until the window is full: for a lower bound add `context_management=[{COMPACTION}]` by hand",
+        safe=True,
     )
 
 

@@ -1,6 +1,6 @@
 """`check --fix` and `--diff` on a copy of every fixture folder (never on fixtures/ itself).
 
-Done when: every MEMORY positive with a safe fix is fixed; the fixed file parses, changes only
+Done when: every MEMORY positive has a safe fix and is fixed; the fixed file parses, changes only
 the send (and gains one import), so the stored list and its appends are untouched, and the
 history is no longer flagged; `--diff` shows the same change; negatives are byte-identical.
 """
@@ -182,9 +182,22 @@ def test_diff_shows_the_same_change_and_writes_nothing(fixed_copy):
     assert _sources(before) == {path: (FIXTURES / path).read_bytes() for path in _sources(before)}
 
 
-def test_the_run_still_exits_1_when_unfixable_findings_are_left(fixed_copy):
-    findings, _, _, fixed, _ = fixed_copy
-    assert any(f.fix is None or not f.fix.safe for f in findings)  # left after a safe --fix
+def test_every_history_finding_has_a_safe_fix_and_none_is_left(fixed_copy):
+    findings, _, after, fixed, _ = fixed_copy
+    assert len(findings) >= 80 and all(f.fix is not None and f.fix.safe for f in findings)
+    assert fixed.output.splitlines()[-1] == f"No findings in {len([p for p in _sources(after) if p.endswith('.py')])} files. Fixed {len(findings)} findings."
+    assert fixed.exit_code == 0 and _recheck(after) == []
+
+
+def test_the_run_still_exits_1_when_unfixable_findings_are_left(tmp_path):
+    # a chain that disables truncation gets no fix; the list history beside it does
+    shutil.copy(FIXTURES / "support_assistant/support_service.py", tmp_path / "service.py")
+    (tmp_path / "chain.py").write_text(
+        "from openai import OpenAI\nclient = OpenAI()\nlast = {}\n\n\ndef ask(uid, text):\n"
+        "    r = client.responses.create(model='m', input=text, previous_response_id=last.get(uid), "
+        "truncation='disabled')\n    last[uid] = r.id\n    return r.output_text\n"
+    )
+    fixed = invoke("check", "--fix", "--select", RULE, ".", cwd=tmp_path)
     assert fixed.exit_code == 1
-    last = fixed.output.splitlines()[-1]
-    assert "Fixed " in last and "findings" in last
+    assert "chain.py:7:" in fixed.output and "service.py" not in fixed.output
+    assert fixed.output.splitlines()[-1].endswith("Fixed 1 finding.")

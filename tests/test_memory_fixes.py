@@ -202,28 +202,41 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
     assert RULE not in rechecked.output and rechecked.exit_code == 0
 
 
-def test_responses_chain_gets_server_compaction_only_with_unsafe_fixes(tmp_path):
-    # the model then sees an opaque compaction item in place of the earlier turns: unsafe
+def test_responses_chain_gets_truncation_auto(tmp_path):
+    # the server drops the oldest items at the context window instead of failing: safe, any model
     path = "memory/mentor_responses_chain.py"
     original = (FIXTURES / path).read_text()
     send = ('        response = client.responses.create(model="gpt-4.1-mini", instructions=INSTRUCTIONS, input=text, '
             'previous_response_id=last_response.get(user_id))')
     assert send in original.splitlines()
-    expected = original.replace(send, send[:-1] + ', context_management=[{"type": "compaction", "compact_threshold": 20000}])')
+    expected = original.replace(send, send[:-1] + ', truncation="auto")')
     target = tmp_path / "mentor_responses_chain.py"
     shutil.copy(FIXTURES / path, target)
-    safe_only = invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
-    assert target.read_text() == original and safe_only.exit_code == 1
-    diff = invoke("check", "--diff", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    diff = invoke("check", "--diff", "--select", RULE, target.name, cwd=tmp_path)
     assert "".join(difflib.unified_diff(original.splitlines(keepends=True), expected.splitlines(keepends=True),
                                         f"a/{target.name}", f"b/{target.name}")) in diff.output
-    invoke("check", "--fix", "--unsafe-fixes", "--select", RULE, target.name, cwd=tmp_path)
+    shown = invoke("check", "--output-format", "json", "--select", RULE, target.name, cwd=tmp_path)
+    assert 'context_management=[{\\"type\\": \\"compaction\\", \\"compact_threshold\\": 20000}]' in shown.output
+    invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
     text = target.read_text()
     assert text == expected
     cst.parse_module(text)
     assert "    last_response[user_id] = response.id" in text.splitlines()  # the chain of response ids is kept
     rechecked = invoke("check", "--select", RULE, target.name, cwd=tmp_path)
     assert RULE not in rechecked.output and rechecked.exit_code == 0
+
+
+def test_responses_chain_that_says_how_to_truncate_gets_no_fix(tmp_path):
+    target = tmp_path / "chain.py"
+    target.write_text(
+        "from openai import OpenAI\nclient = OpenAI()\nlast = {}\n\n\ndef ask(uid, text):\n"
+        "    r = client.responses.create(model='m', input=text, previous_response_id=last.get(uid), "
+        "truncation='disabled')\n    last[uid] = r.id\n    return r.output_text\n"
+    )
+    before = target.read_text()
+    checked = invoke("check", "--fix", "--select", RULE, target.name, cwd=tmp_path)
+    assert f"{target.name}:7:" in checked.output and checked.exit_code == 1
+    assert target.read_text() == before
 
 
 LEGACY = "memory_dev/gemini_legacy_sessions.py"
