@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .visitors import NODE_CLASSES, fields
+from .visitors import WALKED_CLASSES, node_fields
 
 MODULE, FUNCTION, CLASS, COMPREHENSION = "module", "function", "class", "comprehension"
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -128,14 +128,14 @@ def _bind_statement(node: cst.CSTNode, scope: Scope) -> None:
 
 def _children(node: cst.CSTNode):
     """(field, child) for each child: the field says which scope the child belongs to."""
-    for name in fields(type(node)):
+    for name in node_fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
-        if kind in NODE_CLASSES:
+        if kind in WALKED_CLASSES:
             yield name, value
         elif kind is tuple or kind is list:
             for item in value:
-                if type(item) in NODE_CLASSES:
+                if type(item) in WALKED_CLASSES:
                     yield name, item
 
 
@@ -165,13 +165,13 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
         if kind is None:
             # a parameter's default and annotation are evaluated where the def stands
             outer = scope.parent if node_type is cst.Param and scope.parent is not None else None
-            for field in fields(node_type):
+            for field in node_fields(node_type):
                 value = getattr(node, field)
                 value_type = type(value)
-                if value_type in NODE_CLASSES:
+                if value_type in WALKED_CLASSES:
                     pending.append((value, outer if outer is not None and field in ("default", "annotation") else scope))
                 elif value_type is tuple or value_type is list:
-                    pending.extend((item, scope) for item in value if type(item) in NODE_CLASSES)
+                    pending.extend((item, scope) for item in value if type(item) in WALKED_CLASSES)
             continue
         inner = Scope(kind, scope)
         opened.append(inner)

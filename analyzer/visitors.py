@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import inspect
 import re
+import typing
 from typing import Callable, Mapping
 
 from libcst import BatchableCSTVisitor, CSTNode
@@ -51,17 +52,10 @@ def fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def visit_order(cls: type) -> tuple[str, ...]:
-    """The fields of a node class in the order LibCST's traversal visits them, read from its
-    `_visit_and_replace_children` (`visit_sequence(self, "decorators", ...)`); the
-    dataclass fields where that cannot be read."""
-    try:
-        source = inspect.getsource(cls._visit_and_replace_children)
-    except (OSError, TypeError, AttributeError):
-        return fields(cls)
-    known = set(fields(cls))
-    order = tuple(dict.fromkeys(f for f in re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', source) if f in known))
-    return order or fields(cls)
+@functools.lru_cache(maxsize=None)
+def node_fields(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of `cls` that can hold more than tokens."""
+    return tuple(name for name in fields(cls) if _holds_nodes(cls, name))
 
 
 def _node_classes() -> frozenset[type]:
@@ -76,13 +70,57 @@ def _node_classes() -> frozenset[type]:
 
 # isinstance(x, CSTNode) goes through the ABC machinery: a set of the classes is several times cheaper
 NODE_CLASSES = _node_classes()
+# Whitespace, comments, punctuation, operators and brackets: two thirds of a tree's nodes, and
+# no rule visits them or asks about them (an operator is read from its expression's field).
+TOKEN_CLASSES = frozenset(
+    cls for cls in NODE_CLASSES
+    if cls.__module__ in ("libcst._nodes.whitespace", "libcst._nodes.op")
+    or cls.__name__.startswith(("Left", "Right")) and cls.__name__.endswith(("Paren", "Bracket", "Brace"))
+)
+WALKED_CLASSES = NODE_CLASSES - TOKEN_CLASSES  # what the walks below meet
+
+
+def _classes_in(hint) -> set[type]:
+    found, pending = set(), [hint]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, type):
+            found.add(item)
+        else:
+            pending.extend(typing.get_args(item))
+    return found
+
+
+def _holds_nodes(cls: type, name: str) -> bool:
+    """Whether field `name` of `cls` can hold a node that is not a token (by its annotation)."""
+    try:
+        hint = typing.get_type_hints(cls)[name]
+    except Exception:  # an annotation that cannot be read: keep the field
+        return True
+    return any(issubclass(found, CSTNode) and not any(issubclass(found, t) for t in TOKEN_CLASSES)
+               for found in _classes_in(hint) if found in NODE_CLASSES or found is CSTNode)
+
+
+def visit_order(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that can hold more than tokens, in the order LibCST's
+    traversal visits them, read from its `_visit_and_replace_children` (`visit_sequence(self,
+    "decorators", ...)`); the dataclass fields where that cannot be read."""
+    try:
+        source = inspect.getsource(cls._visit_and_replace_children)
+    except (OSError, TypeError, AttributeError):
+        order = fields(cls)
+    else:
+        known = set(fields(cls))
+        order = tuple(dict.fromkeys(f for f in re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', source) if f in known))
+        order = order or fields(cls)
+    return tuple(name for name in order if _holds_nodes(cls, name))
 
 
 _ORDERS: dict[type, tuple[str, ...]] = {}  # visit_order per class, read once (a dict: no wrapper's cost per node)
 
 
 def children(node: CSTNode) -> list[CSTNode]:
-    """A node's children, in LibCST's visit order."""
+    """A node's children but the tokens (whitespace, punctuation, operators), in LibCST's visit order."""
     kind = type(node)
     order = _ORDERS.get(kind)
     if order is None:
@@ -91,10 +129,10 @@ def children(node: CSTNode) -> list[CSTNode]:
     for name in order:
         value = getattr(node, name)
         kind = type(value)
-        if kind in NODE_CLASSES:
+        if kind in WALKED_CLASSES:
             found.append(value)
         elif kind is tuple or kind is list:
-            found.extend(item for item in value if type(item) in NODE_CLASSES)
+            found.extend(item for item in value if type(item) in WALKED_CLASSES)
     return found
 
 

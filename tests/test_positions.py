@@ -1,4 +1,5 @@
-"""`chatbound.positions` gives every node the position LibCST's PositionProvider gives it."""
+"""`chatbound.positions` gives every node but the tokens (which no rule reports) the position
+LibCST's PositionProvider gives it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from chatbound.positions import Positions
-from chatbound.visitors import parents
+from chatbound.visitors import TOKEN_CLASSES, parents
 
 from conftest import FIXTURES
 
@@ -17,7 +18,7 @@ from conftest import FIXTURES
 def _compare(module, order):
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     mine = Positions(module, parents(module))
-    nodes = list(expected)
+    nodes = [node for node in expected if type(node) not in TOKEN_CLASSES]
     order(nodes)  # asked in any order: each statement is computed when first needed
     for node in nodes:
         assert mine[node] == expected[node], (type(node).__name__, module.code_for_node(node)[:60])
@@ -28,7 +29,7 @@ def _compare(module, order):
                                    lambda nodes: random.Random(7).shuffle(nodes)], ids=["forward", "reverse", "shuffled"])
 def test_every_node_of_every_fixture_has_libcsts_position(order):
     checked = sum(_compare(cst.parse_module(path.read_bytes()), order) for path in sorted(FIXTURES.rglob("*.py")))
-    assert checked > 50_000
+    assert checked > 40_000
 
 
 @pytest.mark.parametrize("code", [
