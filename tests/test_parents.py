@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from chatbound.visitors import TOKEN_CLASSES, parents
@@ -107,3 +108,18 @@ def test_no_rule_visits_a_token():
     for rule in select_rules():
         visited = {name.split("_", 1)[1] for name in _method_names(rule)}  # LibCST's no-op defaults left out
         assert visited and not visited & tokens, rule.ID
+
+
+def test_the_unchecked_parse_gives_libcsts_tree_and_leaves_checks_on_for_nodes_built_later():
+    import gc
+
+    from chatbound.analysis import analyze_source, parse
+
+    for path in sorted(FIXTURES.rglob("*.py")):
+        source = path.read_bytes()
+        assert parse(source).deep_equals(cst.parse_module(source)), path
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # what a fix builds is still validated
+    assert gc.isenabled()
+    analyze_source(b"x = 1\n", "x.py", [])
+    assert gc.isenabled()  # the collector is back on after a file
