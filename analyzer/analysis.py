@@ -43,7 +43,8 @@ def python_syntax_error(source: bytes | str) -> str | None:
     """CPython's own complaint about the file, or None: the cheap check (the stdlib parser,
     30-50x faster than LibCST) for files the pre-check does not parse with LibCST."""
     try:
-        compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with _no_gc():
+            compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as py:
         if "codec can't decode" in py.msg:  # as analyze_source says it for a parsed file
             return f"cannot decode the file: {one_line(py.msg)}"
