@@ -39,12 +39,13 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def python_syntax_error(source: bytes | str) -> str | None:
-    """CPython's own complaint about the file, or None: the cheap check (the stdlib parser,
-    30-50x faster than LibCST) for files the pre-check does not parse with LibCST."""
+def python_tree(source: bytes | str) -> ast.Module | str:
+    """CPython's tree of the file, or its complaint: the stdlib parser, 30-50x faster than
+    LibCST, checks the files the pre-check does not parse with LibCST and feeds the rules'
+    `may_report_tree`."""
     try:
         with _no_gc():
-            compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as py:
         if "codec can't decode" in py.msg:  # as analyze_source says it for a parsed file
             return f"cannot decode the file: {one_line(py.msg)}"
@@ -55,7 +56,12 @@ def python_syntax_error(source: bytes | str) -> str | None:
         return f"cannot read as Python: {one_line(exc)}"
     except (RecursionError, MemoryError):
         return "nested too deeply to parse (recursion limit reached)"
-    return None
+
+
+def python_syntax_error(source: bytes | str) -> str | None:
+    """CPython's own complaint about the file, or None."""
+    tree = python_tree(source)
+    return tree if isinstance(tree, str) else None
 
 
 def _syntax_error(exc: cst.ParserSyntaxError, source: bytes | str) -> str:

@@ -6,11 +6,12 @@ same tree in one traversal over one shared metadata wrapper.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import (
@@ -141,6 +142,12 @@ class Rule(cst.BatchableCSTVisitor):
         """A cheaper test than the parse, after TRIGGERS, that may use the run's options (a size
         the rule's threshold needs); False only where the rule cannot report on the file."""
         return True
+
+    # A test on CPython's parse of the file (`may_report_tree(tree, options)`, tree an
+    # `ast.Module`), for a rule whose triggers are common words: False only where the rule
+    # cannot report. A file is parsed with LibCST only if one of its rules lacks this test or
+    # passes it (the stdlib parse is several times cheaper and doubles as the syntax check).
+    may_report_tree: ClassVar[Callable[[ast.Module, dict[str, Any]], bool] | None] = None
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()

@@ -23,12 +23,12 @@ from typing import Callable, Iterator, Sequence
 
 import pathspec
 
-from .analysis import FileResult, analyze_source, one_line, python_syntax_error
+from .analysis import FileResult, analyze_source, one_line, python_syntax_error, python_tree
 from .cache import Cache
 from .config import Settings
 from .discovery import discover
 from .findings import FileError, Finding
-from .precheck import nesting_problem, rules_for
+from .precheck import rules_for
 from .registry import matches, select_rules
 from .rule import Rule
 
@@ -62,6 +62,7 @@ class _Job:
     source: bytes
     rules: tuple[type[Rule], ...]  # those that may report on the file
     narrowed: bool  # True: `rules` are already those whose triggers occur in the file
+    valid: bool = False  # True: CPython parsed the file while narrowing (no syntax check left)
 
 
 def display_path(path: Path) -> str:
@@ -196,15 +197,32 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
 # --- parsing, in this process or a pool ------------------------------------------------
 
 
+def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> tuple[tuple[type[Rule], ...], bool]:
+    """The rules that may report on the file, and whether CPython parsed it to know: those
+    whose triggers occur and whose `may_report` allows (precheck.rules_for), then, when each
+    of those has a `may_report_tree`, those it allows on the stdlib tree. A file CPython cannot
+    parse keeps its rules: LibCST may read newer syntax, and says what is wrong otherwise."""
+    found = rules_for(source, rules, options)
+    if not found or any(rule.may_report_tree is None for rule in found):
+        return found, False
+    tree = python_tree(source)
+    if isinstance(tree, str):
+        return found, False
+    return tuple(rule for rule in found if rule.may_report_tree(tree, options)), True
+
+
 def _narrowed(job: _Job, options: dict) -> _Job:
     """The job with only the rules the pre-check lets run on its file."""
-    return job if job.narrowed else replace(job, rules=rules_for(job.source, job.rules, options), narrowed=True)
+    if job.narrowed:
+        return job
+    rules, valid = rules_to_run(job.source, job.rules, options)
+    return replace(job, rules=rules, narrowed=True, valid=valid)
 
 
 def _skipped(job: _Job) -> FileResult:
-    """A file no selected rule can report on: not worth a LibCST parse, but a syntax error or
-    too deep a nesting is still reported, as ruff does."""
-    problem = nesting_problem(job.source) or python_syntax_error(job.source)
+    """A file no selected rule can report on: not worth a LibCST parse, but a syntax error is
+    still reported, as ruff does (CPython's parser, unlike LibCST's, is safe on any nesting)."""
+    problem = None if job.valid else python_syntax_error(job.source)
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
 

@@ -33,9 +33,8 @@ import libcst
 
 from chatbound.analysis import analyze_source
 from chatbound.config import DEFAULT_EXCLUDE, Settings
-from chatbound.precheck import rules_for
 from chatbound.registry import select_rules
-from chatbound.runner import MAX_FILE_BYTES, rule_options
+from chatbound.runner import MAX_FILE_BYTES, rule_options, rules_to_run
 
 PACKAGES = ("openai", "anthropic", "langchain_core", "llama_index.core")
 STDLIB_SKIP = {"test", "tests", "idlelib", "site-packages", "dist-packages", "__pycache__", "lib2to3", "turtledemo"}
@@ -125,7 +124,7 @@ def parse_versus_analysis(files: list[Path]) -> tuple[float, float, int]:
         except Exception:
             failed += 1
         parse += time.perf_counter() - start
-        applicable = rules_for(source, rules, options)  # the pre-check, timed as part of the cold run, not here
+        applicable = rules_to_run(source, rules, options)[0]  # the pre-check, timed as part of the cold run, not here
         start = time.perf_counter()
         analyze_source(source, path.name, applicable, options, directory=str(path.parent))
         analysis += time.perf_counter() - start
@@ -163,7 +162,7 @@ def main() -> None:
 
         rules = select_rules()
         options = rule_options(Settings())
-        parsed = [path for path in files if rules_for(path.read_bytes(), rules, options)]
+        parsed = [path for path in files if rules_to_run(path.read_bytes(), rules, options)[0]]
         parsed_lines = sum(path.read_bytes().count(b"\n") for path in parsed)
         print(f"rules: {', '.join(rule.ID for rule in rules)}")
         print(f"pre-check: {len(parsed)} of {len(files)} files parsed ({parsed_lines:,} lines); "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -38,6 +39,62 @@ def is_system_prompt_name(name: str) -> bool:
     if "system" in words:
         return words <= {"system"} or bool(words & (PROMPT_WORDS | SYSTEM_COMPANIONS))
     return bool(words & PROMPT_WORDS) and not words & NOT_SYSTEM_WORDS
+
+
+def _text(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _call_contents(call: ast.Call) -> list[ast.AST]:
+    """What `visit_Call` below takes a system prompt from, on CPython's tree."""
+    name = _callee(call)
+    if name == "count_tokens":
+        return []
+    keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    found = [keywords[k] for k in SYSTEM_KEYWORDS if k in keywords]
+    if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+        found.append(keywords["content"])
+    if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
+        found.append(keywords["prompt"])
+    if name in SYSTEM_MESSAGE_CALLS:
+        found.append(call)  # its content, if any: a literal or a name
+    return found
+
+
+def has_system_prompt_place(tree: ast.Module) -> bool:
+    """Whether the file holds a place the rule reads a system prompt from (the visits of
+    PromptOversizedSystem, on CPython's tree, without resolving the text): a module or class
+    constant named like one, a system message, a system keyword. A place holding only a name
+    never assigned in the module (a parameter, an import) has no text here, as in leave_Module."""
+    assigned: set[str] = set()
+    places: list[ast.AST] = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a function)
+    while pending:
+        node, in_function = pending.pop()
+        kind = type(node)
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            for target in node.targets if kind is ast.Assign else [node.target]:
+                if type(target) is ast.Name:
+                    assigned.add(target.id)
+                    if not in_function and node.value is not None and is_system_prompt_name(target.id):
+                        places.append(node.value)
+        elif kind is ast.Dict:
+            entries = {_text(k): v for k, v in zip(node.keys, node.values) if k is not None}
+            if _text(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
+                places.append(entries["content"])
+        elif kind is ast.Tuple:
+            if len(node.elts) == 2 and _text(node.elts[0]) == "system":
+                places.append(node.elts[1])
+        elif kind is ast.Call:
+            places.extend(_call_contents(node))
+        inner = in_function or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef
+        pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return any(type(place) is not ast.Name or place.id in assigned for place in places)
 
 
 def _string_key(element: cst.BaseDictElement) -> str | None:
@@ -102,6 +159,12 @@ class PromptOversizedSystem(Rule):
         at least a byte), unless it is read from a data file."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
         return READS_FILE.search(source) is not None or literal_bytes(source) > limit
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """Most files with a `prompt = ...` or `system=` hold no place a system prompt is
+        defined or sent; they are not worth a LibCST parse."""
+        return has_system_prompt_place(tree)
 
     VALID = [
         'SYSTEM_PROMPT = "You are a helpful support assistant. Answer briefly."',

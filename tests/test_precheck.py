@@ -10,7 +10,7 @@ from chatbound.config import Settings
 from chatbound.precheck import MAX_NESTING, nesting_problem, rules_for
 from chatbound.registry import all_rules
 from chatbound.rule import Rule
-from chatbound.runner import run
+from chatbound.runner import rules_to_run, run
 
 from conftest import FIXTURES
 
@@ -31,7 +31,8 @@ def test_every_fixture_folder_gives_the_same_findings_with_and_without_the_prech
     # while one rule has no triggers every file is parsed: check each rule's own triggers too
     rules = {rule.ID: rule for rule in all_rules()}
     for finding in without.findings:
-        assert rules_for((folder / finding.path).read_bytes(), [rules[finding.rule_id]]), (
+        rule = rules[finding.rule_id]
+        assert rules_to_run((folder / finding.path).read_bytes(), [rule], {})[0] == (rule,), (
             finding.path, finding.span.line, finding.rule_id,
         )
 
@@ -156,8 +157,9 @@ def test_a_file_the_precheck_skips_still_reports_its_syntax_error(write, monkeyp
     result = run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]))
     assert result.parsed == []  # nothing in these files can hold a retrieval finding
     assert sorted((e.path, e.message.split(":")[0]) for e in result.errors) == [
-        ("deep.py", "nested too deeply"), ("notes.py", "syntax error at 1"),
+        ("deep.py", "syntax error at 1"), ("notes.py", "syntax error at 1"),
     ]
+    assert next(e for e in result.errors if e.path == "deep.py").message.endswith("too many nested parentheses")
 
 
 def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkeypatch):
@@ -207,11 +209,11 @@ def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatc
 @pytest.mark.parametrize("rule", all_rules(), ids=[r.ID for r in all_rules()])
 def test_each_rules_own_invalid_examples_pass_its_whole_precheck_with_their_options(rule):
     for example in rule.INVALID:
-        assert rules_for(example.code.encode(), [rule], dict(example.options)) == (rule,), example.code
+        assert rules_to_run(example.code.encode(), [rule], dict(example.options))[0] == (rule,), example.code
 
 
 @pytest.mark.parametrize("limit", [1, 40, 300])
-def test_the_prompt_rule_finds_the_same_with_and_without_its_size_precheck(limit, monkeypatch):
+def test_the_prompt_rule_finds_the_same_with_and_without_its_size_and_tree_prechecks(limit, monkeypatch):
     folder = FIXTURES / "prompts"
     monkeypatch.chdir(folder)
     settings = Settings(root=folder, select=["PROMPT-OVERSIZED-SYSTEM"], options={"max-system-tokens": limit})
@@ -229,3 +231,39 @@ def test_literal_bytes_count_what_can_be_a_value_not_docstrings_or_bare_strings(
     assert literal_bytes(b'X = \\\n    "abc"\n') == 5  # a backslash continues the line
     assert literal_bytes(b'X = \\\r\n    "abc"\r\n') == 5
     assert literal_bytes(b'd = {"role": "system",\n"content": "x"}\n# "not a string"\n') == 6 + 8 + 9 + 3
+
+
+# Prompt words without a place the rule reads a system prompt from: the text pre-check lets
+# them through, CPython's tree does not.
+NO_PROMPT_PLACE = [
+    "def ask(llm, prompt):\n    prompt = prompt.strip() + '" + "x" * 400 + "'\n    return llm.complete(prompt=prompt)\n",
+    "import platform\ndef windows():\n    system = platform.system()\n    return system == 'Windows" + "x" * 400 + "'\n",
+    "def run(client, instructions):\n    return client.create(instructions=instructions, note='" + "x" * 400 + "')\n",
+    "class Form:\n    def render(self):\n        system_prompt = '" + "x" * 400 + "'\n        return system_prompt\n",
+]
+
+
+def test_files_with_prompt_words_but_no_place_for_a_system_prompt_are_not_parsed():
+    rule = {rule.ID: rule for rule in all_rules()}["PROMPT-OVERSIZED-SYSTEM"]
+    for code in NO_PROMPT_PLACE:
+        assert rules_for(code.encode(), [rule]) == (rule,), code  # the words are there
+        assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
+    # a place is a place even for a text defined elsewhere in the module, or sent as a literal
+    for code in ("SYSTEM_PROMPT = load()\n" + "x = '" + "y" * 400 + "'\n",
+                 "def f():\n    return c.create(system='" + "z" * 400 + "')\n",
+                 "def f(t):\n    return [{'role': 'system', 'content': t + '" + "z" * 400 + "'}]\n"):
+        assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
+
+
+def test_a_file_cpython_cannot_parse_keeps_its_rules_for_libcst():
+    rule = {rule.ID: rule for rule in all_rules()}["PROMPT-OVERSIZED-SYSTEM"]
+    code = "SYSTEM_PROMPT = '" + "x" * 400 + "'\nprint 'python 2'\n"
+    assert rules_to_run(code.encode(), [rule], {}) == ((rule,), False)
+
+
+def test_the_tree_check_runs_only_when_every_rule_left_has_one():
+    rules = {rule.ID: rule for rule in all_rules()}
+    prompt, memory = rules["PROMPT-OVERSIZED-SYSTEM"], rules["MEMORY-UNBOUNDED-HISTORY"]
+    code = NO_PROMPT_PLACE[0] + "r = client.chat.completions.create(model=m, messages=history)\n"
+    assert rules_for(code.encode(), [prompt, memory]) == (prompt, memory)
+    assert rules_to_run(code.encode(), [prompt, memory], {}) == ((prompt, memory), False)
