@@ -42,10 +42,9 @@ def one_line(text: str) -> str:
 def python_tree(source: bytes | str) -> ast.Module | str:
     """CPython's tree of the file, or its complaint: the stdlib parser, 30-50x faster than
     LibCST, checks the files the pre-check does not parse with LibCST and feeds the rules'
-    `may_report_tree`."""
+    `may_report_tree`. Call it under `no_gc()`, and drop the tree before leaving."""
     try:
-        with _no_gc():
-            return compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as py:
         if "codec can't decode" in py.msg:  # as analyze_source says it for a parsed file
             return f"cannot decode the file: {one_line(py.msg)}"
@@ -60,8 +59,11 @@ def python_tree(source: bytes | str) -> ast.Module | str:
 
 def python_syntax_error(source: bytes | str) -> str | None:
     """CPython's own complaint about the file, or None."""
-    tree = python_tree(source)
-    return tree if isinstance(tree, str) else None
+    with no_gc():
+        tree = python_tree(source)
+        problem = tree if isinstance(tree, str) else None
+        del tree  # freed before the collector is back: else its first pass walks the whole tree
+    return problem
 
 
 def _syntax_error(exc: cst.ParserSyntaxError, source: bytes | str) -> str:
@@ -111,10 +113,10 @@ def _unchecked(self) -> None:
 
 
 @contextlib.contextmanager
-def _no_gc():
-    """The cyclic collector off while one file is analyzed: a tree is a million acyclic
-    objects, and each collection would walk them all again (a tenth of the analysis). What
-    garbage the file left is collected after."""
+def no_gc():
+    """The cyclic collector off while one file is parsed and analyzed: a tree is a million
+    acyclic objects, and each collection would walk them all again (a tenth of the analysis).
+    What garbage the file left is collected after."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -143,7 +145,7 @@ def analyze_source(
     if too_deep:
         result.error = FileError(path, too_deep)
         return result
-    with _no_gc():
+    with no_gc():
         return _analyze(source, path, rules, options, directory, result)
 
 
