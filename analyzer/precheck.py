@@ -7,8 +7,10 @@ code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of pa
 must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
 holding one of the literal words every match of it contains (read from its parse tree:
 `similarity_search`), looked up in the lower-cased text, so most files cost a few
-substring tests. A rule without TRIGGERS makes every file a candidate: the pre-check never
-hides a finding by guessing what a rule needs.
+substring tests. A pattern that is an alternation (`A|B`, `\\b(?:A|B)rest`) is searched as
+its alternatives, each with its own words: Python's regex engine finds a literal prefix with
+a fast scan, but tries an alternation at every position of the file. A rule without TRIGGERS
+makes every file a candidate: the pre-check never hides a finding by guessing what a rule needs.
 
 `nesting_problem` protects the process: LibCST's native parser recurses on the C stack and
 crashes (SIGSEGV) on a few thousand nested brackets or prefix operators. CPython itself
@@ -52,14 +54,18 @@ _PREFIX_RUN = re.compile(
 )
 
 
+# One alternative of a pattern: (anchors, pattern, whether it runs on the lower-cased text).
+Alternative = tuple[frozenset[bytes] | None, re.Pattern[bytes], bool]
+
+
 @dataclass(frozen=True)
 class Triggers:
     """The selected rules' triggers, ready to search: words, and patterns each with the words
     one of which every match of it contains (so the pattern runs only where one occurs)."""
 
     words: tuple[bytes, ...]
-    # groups of (anchors, pattern, whether it runs on the lower-cased text): all of a group must match
-    shapes: tuple[tuple[tuple[frozenset[bytes] | None, re.Pattern[bytes], bool], ...], ...]
+    # groups of shapes that must all match; a shape matches where one of its alternatives does
+    shapes: tuple[tuple[tuple[Alternative, ...], ...], ...]
 
     def search(self, source: bytes, lowered: bytes | None = None, seen: dict | None = None) -> bool:
         """Whether a trigger occurs; `seen` keeps each shape's answer for the file, so a shape
@@ -71,9 +77,11 @@ class Triggers:
 
         def found(shape) -> bool:
             if shape not in seen:
-                anchors, pattern, on_lowered = shape
-                seen[shape] = (anchors is None or any(anchor in lowered for anchor in anchors)) and (
-                    pattern.search(lowered if on_lowered else source) is not None)
+                seen[shape] = any(
+                    (anchors is None or any(anchor in lowered for anchor in anchors))
+                    and pattern.search(lowered if on_lowered else source) is not None
+                    for anchors, pattern, on_lowered in shape
+                )
             return seen[shape]
 
         return any(all(map(found, group)) for group in self.shapes)
@@ -113,9 +121,7 @@ def _anchors(items) -> frozenset[bytes] | None:
     return best
 
 
-def _shape(pattern: re.Pattern) -> tuple[frozenset[bytes] | None, re.Pattern[bytes], bool]:
-    if isinstance(pattern.pattern, str):
-        pattern = re.compile(pattern.pattern.encode("utf-8"), pattern.flags & ~re.U)
+def _alternative(pattern: re.Pattern[bytes]) -> Alternative:
     try:
         anchors = _anchors(_parser.parse(pattern.pattern, pattern.flags))
     except Exception:  # an unforeseen parse tree only costs the shortcut
@@ -127,10 +133,79 @@ def _shape(pattern: re.Pattern) -> tuple[frozenset[bytes] | None, re.Pattern[byt
     return anchors, pattern, False
 
 
-def _group(patterns: tuple[re.Pattern, ...]) -> tuple:
+def _shape(pattern: re.Pattern) -> tuple[Alternative, ...]:
+    if isinstance(pattern.pattern, str):
+        pattern = re.compile(pattern.pattern.encode("utf-8"), pattern.flags & ~re.U)
+    if pattern.flags & re.X:  # whitespace and comments would have to be read too
+        return (_alternative(pattern),)
+    return tuple(_alternative(re.compile(text, pattern.flags)) for text in alternatives(pattern.pattern))
+
+
+def _syntax(text: bytes) -> list[int]:
+    """Per byte of a pattern: 1 for a group's `(`, -1 for its `)`, 2 for a `|`, 0 for the rest
+    (escaped bytes and the members of a class included)."""
+    marks, i, in_class = [0] * len(text), 0, False
+    while i < len(text):
+        char = text[i : i + 1]
+        if char == b"\\":  # the next byte is escaped
+            i += 2
+            continue
+        if in_class:
+            in_class = char != b"]"
+        elif char == b"[":  # a `]` right after `[` or `[^` is a member
+            in_class = True
+            i += 2 if text[i + 1 : i + 2] == b"^" else 1
+            i += 1 if text[i : i + 1] == b"]" else 0
+            continue
+        else:
+            marks[i] = {b"(": 1, b")": -1, b"|": 2}.get(char, 0)
+        i += 1
+    return marks
+
+
+def _parts(text: bytes) -> list[bytes]:
+    """`text` cut at its top-level `|`."""
+    parts, depth, start = [], 0, 0
+    for i, mark in enumerate(_syntax(text)):
+        if mark == 2 and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        elif mark != 2:
+            depth += mark
+    return [*parts, text[start:]]
+
+
+def _group_end(text: bytes) -> int:
+    """Where the group that opens `text` ends (just after its `)`)."""
+    depth = 0
+    for i, mark in enumerate(_syntax(text)):
+        depth += mark if mark != 2 else 0
+        if depth == 0:
+            return i + 1
+    return len(text)
+
+
+def alternatives(text: bytes) -> list[bytes]:
+    """A pattern as alternatives that each begin with a literal where they can: `A|B` as `A`
+    and `B`, and `\\b(?:a|b)rest` as `\\barest` and `\\bbrest` (a group left whole when
+    quantified). A text matches the pattern where it matches one of them."""
+    found: list[bytes] = []
+    for part in _parts(text):
+        prefix = re.match(rb"(?:\\b)*", part).group()
+        rest = part[len(prefix):]
+        end = _group_end(rest) if rest.startswith(b"(?:") else 0
+        options = _parts(rest[3 : end - 1]) if end else []
+        if len(options) > 1 and rest[end : end + 1] not in (b"*", b"+", b"?", b"{"):
+            found.extend(alt for option in options for alt in alternatives(prefix + option + rest[end:]))
+        else:
+            found.append(part)
+    return found
+
+
+def _group(patterns: tuple[re.Pattern, ...]) -> tuple[tuple[Alternative, ...], ...]:
     """Patterns that must all match, those with anchors first: a missing word rejects a file
     before any pattern runs."""
-    return tuple(sorted(map(_shape, patterns), key=lambda shape: shape[0] is None))
+    return tuple(sorted(map(_shape, patterns), key=lambda shape: any(anchors is None for anchors, _, _ in shape)))
 
 
 @functools.lru_cache(maxsize=32)
