@@ -7,14 +7,13 @@ import contextlib
 import gc
 import re
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from .fixes import attach_fixes
-from .findings import FileError, Finding, with_fingerprints
+from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .precheck import nesting_problem
 from .projection import attach_projections
 from .rule import Rule, RuleContext
@@ -22,21 +21,6 @@ from .suppressions import apply_suppressions, bare_warnings, read_suppressions
 from .visitors import install as _install_visitor_tables, visit_batched
 
 _install_visitor_tables()
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    error: FileError | None = None
-    warnings: list[str] = field(default_factory=list)
-    data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
-    parsed: bool = True  # False: the pre-check skipped the file (only a syntax check ran)
-    transient: bool = False  # an outcome of this run, not of the file (its worker died): never cached
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def python_tree(source: bytes | str) -> ast.Module | str:

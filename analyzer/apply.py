@@ -11,16 +11,14 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-import libcst as cst
-
-from .analysis import FileResult, analyze_source, describe_error
 from .atomic import write_atomic
-from .findings import Edit, FileError, Finding
-from .fixes import source_lines
-from .rule import Rule
+from .findings import Edit, FileError, FileResult, Finding
 from .runner import read_source
+
+if TYPE_CHECKING:  # LibCST loads when a fix is tried: the CLI imports this module on every run
+    from .rule import Rule
 
 @dataclass
 class FileFix:
@@ -59,6 +57,8 @@ def fixable(finding: Finding, unsafe: bool) -> bool:
 def apply_edits(code: str, edits: Iterable[Edit]) -> str:
     """``code`` with every edit made; identical edits count once, insertions at one place keep
     their order, overlapping edits raise."""
+    from .fixes import source_lines
+
     starts = [0]
     for line in source_lines(code):
         starts.append(starts[-1] + len(line))
@@ -101,6 +101,10 @@ def fix_source(
     directory: str = "",
 ) -> FileFix:
     """Try the fixes of ``findings`` (one file) in order and keep those that hold."""
+    import libcst as cst
+
+    from .analysis import analyze_source, describe_error
+
     result = FileFix(path)
     try:
         module = cst.parse_module(source)

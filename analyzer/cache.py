@@ -2,8 +2,8 @@
 
 An entry is one file's result, keyed by the file's shown path and content (files the
 pre-check skipped share one list of keys, `skipped`: no entry file each); entries live in
-a folder named by everything else that decides a result (chatbound's version and code, the
-LibCST version, the selected rules and their options). A result that read data files
+a folder named by everything else that decides a result (chatbound's version and code, every
+rule's code, the LibCST version, the codes that select and ignore rules, the options). A result that read data files
 (a prompt read by literal path) records their hashes and is used only while they match.
 Writes are atomic (temporary file, then rename); an entry that cannot be read is a miss.
 Entries are pickles read by an unpickler that builds nothing but chatbound's own data
@@ -28,8 +28,7 @@ from typing import Any, Iterable
 from importlib.metadata import PackageNotFoundError, version
 
 from . import __version__
-from .analysis import FileResult
-from .rule import Rule
+from .findings import FileResult
 
 CACHE_DIR = ".chatbound_cache"
 
@@ -41,12 +40,14 @@ def _digest(*parts: bytes) -> str:
     return hasher.hexdigest()
 
 
-def _code_files(rules: Iterable[type[Rule]]) -> list[Path]:
+def _code_files() -> list[Path]:
     """chatbound's own modules (sub-packages too: the engine drives the cost projections)
-    and the selected rules' modules: editing one invalidates."""
-    here = Path(__file__).resolve().parent
-    modules = {Path(importlib.import_module(rule.__module__).__file__ or "") for rule in rules}
-    return sorted({*here.rglob("*.py"), *modules})
+    and every rule's module: editing one invalidates. Found as files, not imported: a run
+    served from the cache loads no rule, nor LibCST."""
+    import chatbound.rules as rule_package
+
+    folders = {Path(__file__).resolve().parent, *(Path(folder).resolve() for folder in rule_package.__path__)}
+    return sorted({path for folder in folders for path in folder.rglob("*.py")})
 
 
 def _libcst_version() -> str:
@@ -56,14 +57,16 @@ def _libcst_version() -> str:
         return ""
 
 
-def run_key(rules: Iterable[type[Rule]], options: dict[str, Any]) -> str:
-    rules = list(rules)
+def run_key(select: Iterable[str], ignore: Iterable[str], options: dict[str, Any]) -> str:
+    """The selected rules are named by the codes that select them: with every rule's code in
+    the key, the same codes always select the same rules."""
     settings = json.dumps(
-        {"version": __version__, "libcst": _libcst_version(),
-         "rules": sorted(rule.ID for rule in rules), "options": options},
+        {"version": __version__, "libcst": _libcst_version(), "options": options,
+         "select": sorted(code.strip().upper() for code in select),
+         "ignore": sorted(code.strip().upper() for code in ignore)},
         sort_keys=True, default=repr,
     )
-    code = [path.read_bytes() for path in _code_files(rules) if path.is_file()]
+    code = [path.read_bytes() for path in _code_files() if path.is_file()]
     return _digest(settings.encode(), *code)[:24]
 
 
@@ -93,8 +96,8 @@ class Cache:
         self._new_skips: list[str] = []
 
     @classmethod
-    def open(cls, root: Path, rules: Iterable[type[Rule]], options: dict[str, Any]) -> "Cache":
-        return cls(root, run_key(rules, options))
+    def open(cls, root: Path, select: Iterable[str], ignore: Iterable[str], options: dict[str, Any]) -> "Cache":
+        return cls(root, run_key(select, ignore, options))
 
     @staticmethod
     def _key(shown: str, source: bytes) -> str:

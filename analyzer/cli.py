@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 
 from . import __version__
-from . import noqa
 from .baseline import BaselineError, new_findings, read_baseline, write_baseline
 from .apply import fix_messages, fix_run, fix_summary
 from .cache import CACHE_DIR, clean
@@ -80,6 +79,8 @@ def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
         except OSError as exc:
             errors.append(f"cannot write {baseline}: {exc.strerror or exc}")
     if add_noqa:
+        from . import noqa  # LibCST checks each edited file: loaded only here
+
         added = noqa.add_noqa(result.active)
         errors += added.errors
         for warning in added.warnings:

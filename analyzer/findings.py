@@ -1,4 +1,6 @@
-"""What a run produces: findings (plain data, picklable) and per-file errors."""
+"""What a run produces: findings (plain data, picklable), per-file errors and each file's result.
+
+No LibCST here: a re-run served from the cache reads these and nothing heavier."""
 
 from __future__ import annotations
 
@@ -93,6 +95,21 @@ class FileError:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    warnings: list[str] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
+    parsed: bool = True  # False: the pre-check skipped the file (only a syntax check ran)
+    transient: bool = False  # an outcome of this run, not of the file (its worker died): never cached
 
 
 def with_fingerprints(findings: list[Finding]) -> list[Finding]:

@@ -6,15 +6,18 @@ import functools
 import importlib
 import inspect
 import pkgutil
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from .rule import Rule
+if TYPE_CHECKING:  # the rules import LibCST: a run served from the cache loads none of them
+    from .rule import Rule
 
 
 @functools.lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every Rule subclass defined in a module of `chatbound.rules`, sorted by id."""
     import chatbound.rules as package
+
+    from .rule import Rule
 
     found = []
     for info in pkgutil.iter_modules(package.__path__):
@@ -32,8 +35,7 @@ def matches(rule_id: str, code: str) -> bool:
 
 
 def unknown_codes(codes: Iterable[str]) -> list[str]:
-    ids = [rule.ID for rule in all_rules()]
-    return [code for code in codes if not any(matches(rule_id, code) for rule_id in ids)]
+    return [code for code in codes if not any(matches(rule.ID, code) for rule in all_rules())]  # no code: no rule loaded
 
 
 def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[type[Rule], ...]:

@@ -19,18 +19,18 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import pathspec
 
-from .analysis import FileResult, analyze_source, one_line, python_syntax_error, python_tree
 from .cache import Cache
 from .config import Settings
-from .discovery import discover
-from .findings import FileError, Finding
-from .precheck import rules_for
+from .discovery import below, discover
+from .findings import FileError, FileResult, Finding, one_line
 from .registry import matches, select_rules
-from .rule import Rule
+
+if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
+    from .rule import Rule
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are reported, not parsed
 PARALLEL_MIN_BYTES = 512 * 1024  # less to parse than this runs in this process
@@ -65,10 +65,15 @@ class _Job:
     valid: bool = False  # True: CPython parsed the file while narrowing (no syntax check left)
 
 
-def display_path(path: Path) -> str:
-    """Relative to the working directory when below it, as ruff prints paths."""
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
+def display_path(path: Path, cwd: str = "") -> str:
+    """Relative to the working directory (`cwd`, when the caller has it) when below it, as
+    ruff prints paths."""
+    cwd = cwd or os.getcwd()
+    inside = below(os.fspath(path), cwd)
+    if inside is not None and os.sep == "/":
+        return inside
+    try:  # the folder itself, or Windows' rules
+        return path.relative_to(cwd).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -82,14 +87,19 @@ def read_source(path: Path, shown: str) -> bytes | FileError:
     not a regular file (a FIFO would block the run), or larger than MAX_FILE_BYTES."""
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(handle, "rb", closefd=True) as stream:
+        try:
             status = os.fstat(handle)
             if not stat.S_ISREG(status.st_mode):
                 return FileError(shown, "not a regular file")
             if status.st_size > MAX_FILE_BYTES:
                 return FileError(shown, f"file too large to analyze ({status.st_size / 1048576:.1f} MB; the "
                                  f"limit is {MAX_FILE_BYTES // 1048576} MB): generated code or data? exclude it")
-            return stream.read()
+            chunks = [os.read(handle, status.st_size + 1)]  # all of it, unless it grew since fstat
+            while chunks[-1]:
+                chunks.append(os.read(handle, 1 << 20))
+            return b"".join(chunks)
+        finally:
+            os.close(handle)
     except OSError as exc:
         return FileError(shown, f"cannot read: {one_line(exc.strerror or exc)}")
 
@@ -99,6 +109,8 @@ def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileRe
     source = read_source(path, shown)
     if isinstance(source, FileError):
         return FileResult(shown, error=source)
+    from .analysis import analyze_source
+
     return analyze_source(source, shown, rules, options, directory=str(path.resolve().parent))
 
 
@@ -134,16 +146,16 @@ def run(
     `--no-cache` turns it off); `precheck=False` parses every file; `progress` shows a bar
     on stderr for long runs when stderr is a terminal.
     """
-    rules = select_rules(settings.select, settings.ignore)
     found = discover(paths, settings.root, settings.excludes, force_exclude)
     result = RunResult(errors=list(found.errors), files=len(found.files))
     options = rule_options(settings)
-    store = Cache.open(settings.root, rules, options) if cache else None
+    store = Cache.open(settings.root, settings.select, settings.ignore, options) if cache else None
 
     outcomes: list[FileResult | None] = [None] * len(found.files)
-    jobs: list[_Job] = []
+    misses: list[tuple[int, Path, str, bytes]] = []
+    cwd = os.getcwd()
     for index, path in enumerate(found.files):
-        shown = display_path(path)
+        shown = display_path(path, cwd)
         source = read_source(path, shown)
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
@@ -151,7 +163,10 @@ def run(
             outcomes[index] = hit
             result.cached += 1
         else:
-            jobs.append(_Job(index, shown, str(path.resolve().parent), source, tuple(rules), not precheck))
+            misses.append((index, path, shown, source))
+    rules = select_rules(settings.select, settings.ignore) if misses else ()  # a run served from the cache loads no rule
+    jobs = [_Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
+            for index, path, shown, source in misses]
     done: list[tuple[_Job, FileResult]] = []
     if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
         narrowed = [_narrowed(job, options) for job in jobs]
@@ -187,6 +202,8 @@ def run(
 def check_source(source: bytes | str, path: Path, settings: Settings) -> FileResult:
     """One file's findings from text that may be unsaved (the language server's view),
     with the same rules, options and per-file ignores as `run`."""
+    from .analysis import analyze_source
+
     rules = select_rules(settings.select, settings.ignore)
     directory = str(path.resolve().parent)
     result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
@@ -202,6 +219,9 @@ def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> t
     whose triggers occur and whose `may_report` allows (precheck.rules_for), then, when each
     of those has a `may_report_tree`, those it allows on the stdlib tree. A file CPython cannot
     parse keeps its rules: LibCST may read newer syntax, and says what is wrong otherwise."""
+    from .analysis import python_tree
+    from .precheck import rules_for
+
     found = rules_for(source, rules, options)
     if not found or any(rule.may_report_tree is None for rule in found):
         return found, False
@@ -222,6 +242,8 @@ def _narrowed(job: _Job, options: dict) -> _Job:
 def _skipped(job: _Job) -> FileResult:
     """A file no selected rule can report on: not worth a LibCST parse, but a syntax error is
     still reported, as ruff does (CPython's parser, unlike LibCST's, is safe on any nesting)."""
+    from .analysis import python_syntax_error
+
     problem = None if job.valid else python_syntax_error(job.source)
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
@@ -230,6 +252,8 @@ def _check_job(job: _Job, options: dict) -> FileResult:
     job = _narrowed(job, options)
     if not job.rules:
         return _skipped(job)
+    from .analysis import analyze_source
+
     return analyze_source(job.source, job.shown, job.rules, options, directory=job.directory)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
 
 import libcst
 import pytest
@@ -73,6 +75,40 @@ def test_other_rules_or_options_do_not_reuse_the_entries(write, monkeypatch, par
     assert _run(root, select=["RAG-EXCESSIVE-TOP-K"], options={"max-top-k": 25}).findings == []
     assert _run(root, select=["RAG-EXCESSIVE-TOP-K"]).parsed == []  # each setting keeps its own entries
     assert len(parses) == 2
+
+
+def test_ignored_rules_do_not_reuse_the_entries(write, monkeypatch):
+    root = write({"chat.py": CHAT})
+    monkeypatch.chdir(root)
+    assert [f.rule_id for f in _run(root).findings] == ["RAG-EXCESSIVE-TOP-K"]
+    assert _run(root, ignore=["RAG"]).findings == []
+    assert [f.rule_id for f in _run(root).findings] == ["RAG-EXCESSIVE-TOP-K"]
+
+
+# Prints, at exit, which of LibCST and the rules the run loaded.
+LOADED = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print(sorted(m for m in sys.modules if m == 'libcst' or m.startswith('chatbound.rules.')),"
+    " file=sys.stderr))\n"
+    "from chatbound.cli import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_run_served_from_the_cache_loads_neither_libcst_nor_a_rule(write, output_format):
+    root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
+
+    def check():
+        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", output_format, "."],
+                              cwd=root, capture_output=True, text=True, timeout=120)
+        return done.returncode, done.stdout, done.stderr.splitlines()[-1]
+
+    cold_exit, cold_report, cold_loaded = check()
+    warm_exit, warm_report, warm_loaded = check()
+    assert "'libcst'" in cold_loaded and "'chatbound.rules.rag_excessive_top_k'" in cold_loaded
+    assert warm_loaded == "[]"
+    assert (warm_exit, warm_report) == (cold_exit, cold_report) and cold_exit == 2  # broken.py's syntax error
 
 
 def test_without_the_cache_flag_nothing_is_written(write, monkeypatch):
@@ -148,13 +184,13 @@ def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypa
 
 
 def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again(write, monkeypatch, parses):
-    import chatbound.runner as runner
+    import chatbound.analysis as analysis
 
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
     monkeypatch.chdir(root)
     checked = []
-    real = runner.python_syntax_error
-    monkeypatch.setattr(runner, "python_syntax_error", lambda source: checked.append(source) or real(source))
+    real = analysis.python_syntax_error
+    monkeypatch.setattr(analysis, "python_syntax_error", lambda source: checked.append(source) or real(source))
     first = _run(root)
     assert len(checked) == 2 and first.parsed == ["chat.py"]
     assert len(_entries(root)) == 2  # chat.py and broken.py's error; plain.py is a line of the skipped list

@@ -91,14 +91,17 @@ def test_pattern_triggers_keep_their_flags_and_mix_with_words():
 def test_a_pattern_runs_only_where_a_word_every_match_needs_occurs():
     from chatbound.precheck import _compiled
 
-    shapes = {p.pattern: anchors for (anchors, p, _), in _compiled((
+    anchors = [[(alternative.pattern, words) for words, alternative, _ in shape] for shape, in _compiled((
         re.compile(rb"\b(?:query_points|near_text)\s*\("),
         re.compile(rb"(?:system|prompt)\w*\s*=", re.I),
         re.compile(rb"@\s*\w+\.tool"),
         re.compile(rb"<->|<=>"),
-    )).shapes}
-    assert list(shapes.values()) == [
-        frozenset({b"query_points", b"near_text"}), frozenset({b"system", b"prompt"}), frozenset({b".tool"}), None,
+    )).shapes]
+    assert anchors == [
+        [(rb"\bquery_points\s*\(", frozenset({b"query_points"})), (rb"\bnear_text\s*\(", frozenset({b"near_text"}))],
+        [(rb"system\w*\s*=", frozenset({b"system"})), (rb"prompt\w*\s*=", frozenset({b"prompt"}))],
+        [(rb"@\s*\w+\.tool", frozenset({b".tool"}))],
+        [(rb"<->", frozenset({b"<->"})), (rb"<=>", frozenset({b"<=>"}))],  # each alternative has its literal
     ]
 
 
@@ -163,7 +166,7 @@ def test_a_file_the_precheck_skips_still_reports_its_syntax_error(write, monkeyp
 
 
 def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkeypatch):
-    import chatbound.runner as runner
+    import chatbound.analysis as analysis
 
     root = write({
         "rag.py": "docs = store.similarity_search(question, k=20)\n",
@@ -171,13 +174,13 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
     })
     monkeypatch.chdir(root)
     ran = {}
-    real = runner.analyze_source
+    real = analysis.analyze_source
 
     def recording(source, shown, rules, *args, **kwargs):
         ran[shown] = [rule.ID for rule in rules]
         return real(source, shown, rules, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "analyze_source", recording)
+    monkeypatch.setattr(analysis, "analyze_source", recording)  # the runner imports it where it parses
     result = run([root], Settings(root=root))
     assert ran["rag.py"] == ["RAG-EXCESSIVE-TOP-K"]
     assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "MEMORY-WINDOW-SPLITS-TURN", "RAG-EXCESSIVE-TOP-K"]

@@ -1,0 +1,74 @@
+"""Discovery and shown paths: which files a run checks, in which order, under which name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chatbound.discovery import discover
+from chatbound.runner import display_path
+
+from conftest import invoke
+
+BAD_TOP_K = "docs = store.similarity_search(question, k=20)\n"
+
+
+def _names(found, root: Path) -> list[str]:
+    assert all(isinstance(path, Path) for path in found.files)
+    return [path.relative_to(root).as_posix() for path in found.files]
+
+
+def test_files_come_sorted_part_by_part_as_paths_sort(write):
+    root = write({"a/b.py": "", "a-b.py": "", "a.b/c.py": "", "a/a.pyi": "", "a/notes.txt": ""})
+    # by whole strings "a-b.py" < "a.b/c.py" < "a/..." ('-' < '.' < '/'); by parts "a" comes first
+    assert _names(discover([root], root, []), root) == ["a/a.pyi", "a/b.py", "a-b.py", "a.b/c.py"]
+
+
+def test_excludes_are_anchored_at_the_root_and_prune_whole_folders(write):
+    root = write({
+        "build/a.py": "", "src/build/b.py": "", "docs/conf.py": "", "src/docs/conf.py": "",
+        "src/ok.py": "", "src/ok_test.py": "",
+    })
+    found = discover([root], root, ["build", "/docs/", "*_test.py"])
+    assert _names(found, root) == ["src/docs/conf.py", "src/ok.py"]
+
+
+def test_a_named_file_is_excluded_only_with_force_exclude_and_outside_the_root_by_its_name(write):
+    root = write({"project/app.py": "", "elsewhere/legacy.py": ""})
+    outside = root / "elsewhere" / "legacy.py"
+    assert discover([outside], root / "project", ["legacy.py"]).files == [outside]
+    assert discover([outside], root / "project", ["legacy.py"], force_exclude=True).files == []
+    assert discover([outside], root / "project", ["/elsewhere/"], force_exclude=True).files == [outside]
+
+
+def test_each_gitignore_applies_below_its_folder_up_to_the_repository_root(write):
+    root = write({
+        ".gitignore": "ok.py\n",  # above the repository: not read
+        "repo/.git/HEAD": "",
+        "repo/.gitignore": "*_pb2.py\n",  # above the checked folder, in the repository: read
+        "repo/pkg/.gitignore": "/gen.py\nskip/\n*.pyi\n!keep.pyi\n",
+        "repo/pkg/gen.py": "", "repo/pkg/sub/gen.py": "", "repo/pkg/skip/a.py": "",
+        "repo/pkg/x_pb2.py": "", "repo/pkg/a.pyi": "", "repo/pkg/keep.pyi": "", "repo/pkg/ok.py": "",
+        "repo/other/gen.py": "",
+    })
+    repo = root / "repo"
+    assert _names(discover([repo / "pkg"], repo, []), repo) == ["pkg/keep.pyi", "pkg/ok.py", "pkg/sub/gen.py"]
+    assert _names(discover([repo], repo, []), repo) == ["other/gen.py", "pkg/keep.pyi", "pkg/ok.py", "pkg/sub/gen.py"]
+
+
+def test_shown_paths_are_relative_below_the_working_directory_and_absolute_elsewhere(tmp_path, monkeypatch):
+    (tmp_path / "in").mkdir()
+    monkeypatch.chdir(tmp_path / "in")
+    assert display_path(tmp_path / "in" / "a" / "b.py") == "a/b.py"
+    assert display_path(tmp_path / "inner.py") == (tmp_path / "inner.py").as_posix()  # spelled like the cwd, not in it
+    assert display_path(tmp_path / "other.py", cwd=str(tmp_path)) == "other.py"
+    assert display_path(tmp_path / "in") == "."
+    assert display_path(Path("relative.py")) == "relative.py"
+    monkeypatch.chdir("/")
+    assert display_path(tmp_path / "x.py") == (tmp_path / "x.py").as_posix()[1:]
+
+
+def test_a_checked_file_outside_the_working_directory_is_reported_by_its_absolute_path(write):
+    root = write({"work/.keep": "", "lib/app.py": BAD_TOP_K})
+    result = invoke("check", "--output-format", "concise", "--no-cache", "../lib", cwd=root / "work")
+    assert result.output.splitlines()[0].startswith(f"{(root / 'lib' / 'app.py').as_posix()}:1:")
+    assert result.exit_code == 1
