@@ -219,16 +219,19 @@ def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> t
     whose triggers occur and whose `may_report` allows (precheck.rules_for), then, when each
     of those has a `may_report_tree`, those it allows on the stdlib tree. A file CPython cannot
     parse keeps its rules: LibCST may read newer syntax, and says what is wrong otherwise."""
-    from .analysis import python_tree
+    from .analysis import no_gc, python_tree
     from .precheck import rules_for
 
     found = rules_for(source, rules, options)
     if not found or any(rule.may_report_tree is None for rule in found):
         return found, False
-    tree = python_tree(source)
-    if isinstance(tree, str):
-        return found, False
-    return tuple(rule for rule in found if rule.may_report_tree(tree, options)), True
+    with no_gc():
+        tree = python_tree(source)
+        if isinstance(tree, str):
+            return found, False
+        kept = tuple(rule for rule in found if rule.may_report_tree(tree, options))
+        del tree  # freed before the collector is back (see python_syntax_error)
+    return kept, True
 
 
 def _narrowed(job: _Job, options: dict) -> _Job:

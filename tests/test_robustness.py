@@ -231,3 +231,23 @@ def test_a_tree_deeper_than_the_recursion_limit_is_one_error_line_in_any_rule_se
             "implicitly joined strings) is deeper than the analyzer's recursion limit; exclude the file if it is generated"
         ]
         assert result.stdout.startswith("good.py:1:42:") and result.exit_code == 2
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_a_bad_file_no_rule_reads_is_one_error_line_too(write, name):
+    content, message = BAD_FILES[name]
+    content = content[len(TOP_K):] if isinstance(content, str) else content[len(TOP_K):]
+    root = write({name: content, "good.py": TOP_K})
+    result = check(root)
+    assert len(errors_of(result)) == 1 and errors_of(result)[0].startswith(f"error: {name}: "), result.stderr
+    assert result.stdout.splitlines()[0].startswith("good.py:1:42: RAG-EXCESSIVE-TOP-K")
+    assert result.exit_code == 2
+
+
+def test_a_file_no_rule_reads_gets_cpythons_whole_complaint(write):
+    # CPython's symbol table refuses what its parser lets through; LibCST, which reads a
+    # file a rule may report on, has no such check
+    root = write({"dup.py": "def f(a, a):\n    return a\n", "good.py": TOP_K})
+    result = check(root)
+    assert errors_of(result) == ["error: dup.py: syntax error at 1:10: duplicate argument 'a' in function definition"]
+    assert result.exit_code == 2
