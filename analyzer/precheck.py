@@ -6,8 +6,9 @@ cannot report on it. A trigger is a word (found case-insensitively anywhere), a 
 code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of patterns that
 must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
 holding one of the literal words every match of it contains (read from its parse tree:
-`similarity_search`), looked up in the lower-cased text, so most files cost a few
-substring tests. A pattern that is an alternation (`A|B`, `\\b(?:A|B)rest`) is searched as
+`similarity_search`). The words of all the selected rules are found in the lower-cased
+text in one pass (an Aho-Corasick automaton, `ahocorasick_rs`), so most files cost that
+pass and a few set lookups. A pattern that is an alternation (`A|B`, `\\b(?:A|B)rest`) is searched as
 its alternatives, each with its own words: Python's regex engine finds a literal prefix with
 a fast scan, but tries an alternation at every position of the file. A rule without TRIGGERS
 makes every file a candidate: the pre-check never hides a finding by guessing what a rule needs.
@@ -25,6 +26,8 @@ import itertools
 import re
 from dataclasses import dataclass
 from typing import Sequence
+
+import ahocorasick_rs
 
 try:
     import re._parser as _parser  # Python 3.11+
@@ -67,24 +70,27 @@ class Triggers:
     # groups of shapes that must all match; a shape matches where one of its alternatives does
     shapes: tuple[tuple[tuple[Alternative, ...], ...], ...]
 
-    def search(self, source: bytes, lowered: bytes | None = None, seen: dict | None = None) -> bool:
-        """Whether a trigger occurs; `seen` keeps each shape's answer for the file, so a shape
-        several rules declare (the memory rules share theirs) is searched once."""
-        lowered = source.lower() if lowered is None else lowered
-        seen = {} if seen is None else seen
-        if any(word in lowered for word in self.words):
+    def search(self, source: bytes, lowered: bytes, present: set[bytes], seen: dict) -> bool:
+        """Whether a trigger occurs, given the words `present` in the lower-cased text; `seen`
+        keeps each shape's answer for the file, so a shape several rules declare (the memory
+        rules share theirs) is searched once."""
+        if not present.isdisjoint(self.words):
             return True
 
         def found(shape) -> bool:
             if shape not in seen:
                 seen[shape] = any(
-                    (anchors is None or any(anchor in lowered for anchor in anchors))
+                    (anchors is None or not present.isdisjoint(anchors))
                     and pattern.search(lowered if on_lowered else source) is not None
                     for anchors, pattern, on_lowered in shape
                 )
             return seen[shape]
 
         return any(all(map(found, group)) for group in self.shapes)
+
+    def anchors(self) -> frozenset[bytes]:
+        """Every word the search looks up."""
+        return frozenset(self.words).union(*(a for group in self.shapes for shape in group for a, _, _ in shape if a))
 
 
 _REPEATS = {_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", _parser.MAX_REPEAT)}
@@ -219,14 +225,24 @@ def _compiled(triggers: tuple[str | re.Pattern | tuple[re.Pattern, ...], ...]) -
     )
 
 
+@functools.lru_cache(maxsize=32)
+def _finder(triggers: tuple[Triggers, ...]) -> tuple[tuple[bytes, ...], ahocorasick_rs.BytesAhoCorasick | None]:
+    """The words of `triggers`, and an automaton that finds them all (overlaps too) in one pass."""
+    words = tuple(sorted(frozenset().union(*(t.anchors() for t in triggers))))
+    return words, ahocorasick_rs.BytesAhoCorasick(words) if words else None
+
+
 def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None = None) -> tuple[type[Rule], ...]:
     """The rules whose own triggers occur in the file and whose `may_report` (given the run's
     options) allows it: only they can report on it, so only they run (a file parsed for one
     rule's shape does not pay for the others)."""
     lowered, seen, options = source.lower(), {}, options or {}
+    triggers = {rule: _compiled(tuple(rule.TRIGGERS)) for rule in rules if rule.TRIGGERS is not None}
+    words, finder = _finder(tuple(triggers.values()))
+    present = {words[i] for i, _, _ in finder.find_matches_as_indexes(lowered, overlapping=True)} if finder else set()
     return tuple(
         rule for rule in rules
-        if (rule.TRIGGERS is None or _compiled(tuple(rule.TRIGGERS)).search(source, lowered, seen))
+        if (rule not in triggers or triggers[rule].search(source, lowered, present, seen))
         and rule.may_report(source, options)
     )
 

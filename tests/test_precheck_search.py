@@ -1,4 +1,4 @@
-"""`precheck.alternatives`: a trigger pattern searched as its alternatives finds the same files."""
+"""The pre-check's search: trigger patterns searched as their alternatives, words found in one pass."""
 
 from __future__ import annotations
 
@@ -49,3 +49,25 @@ def test_every_trigger_pattern_finds_the_same_files_as_its_alternatives():
         for text in texts:
             assert (pattern.search(text) is not None) == any(p.search(text) for p in parts), (rule_id, pattern.pattern)
     assert split >= 10
+
+
+def test_words_that_overlap_are_all_found_in_one_pass():
+    from chatbound.precheck import rules_for
+    from chatbound.rule import Rule
+
+    class Create(Rule):
+        ID = "TEST-CREATE"
+        TRIGGERS = ("create",)
+
+    class CreateTask(Rule):
+        ID = "TEST-CREATE-TASK"
+        TRIGGERS = ("Create_Task",)
+
+    class Task(Rule):
+        ID = "TEST-TASK"
+        TRIGGERS = (re.compile(rb"task\("),)
+
+    rules = [Create, CreateTask, Task]
+    assert rules_for(b"loop.create_task(main())\n", rules) == (Create, CreateTask, Task)
+    assert rules_for(b"loop.CREATE(main())\n", rules) == (Create,)
+    assert rules_for(b"loop.run(main())\n", rules) == ()
