@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -31,6 +32,29 @@ BRIEF = re.compile(r"brief|summar|digest|recap|condense|distil|extract|outline|h
 STATE_KEYS = ("messages", "chat_history", "history")
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
 FAN_OUTS = ("gather", "create_task")
+
+
+def may_hand_off(name: str, receiver: str, fan_out: bool) -> bool:
+    """Whether a call of `name` on `receiver` (the name before it: `Runner` in `Runner.run`)
+    may hand a conversation over, in a module that fans out work or not."""
+    return (
+        name in ("Send", "handoff")
+        or bool(HANDOFF_NAME.match(name))
+        or (name in AGENT_RUNS and receiver == "Runner")
+        or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
+        or (fan_out and (name in RUN_METHODS or name in CHAT_CALLS))
+    )
+
+
+def _ast_callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _ast_receiver(func: ast.expr) -> str:
+    """`b` of `a.b.c(...)`, as `dotted(...)[-2]` reads it where a name can match ("" elsewhere)."""
+    value = func.value if isinstance(func, ast.Attribute) else None
+    return value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else ""
 
 
 class AgentOversizedHandoff(ChatRule):
@@ -198,16 +222,17 @@ class AgentOversizedHandoff(ChatRule):
     @staticmethod
     def _may_hand_off(call: cst.Call, fan_out: bool) -> bool:
         """A syntactic first cut of `_handoff_targets`, before any dataflow."""
-        name = callee_name(call)
         parts = dotted(call.func)
-        receiver = parts[-2] if len(parts) > 1 else ""
-        return (
-            name in ("Send", "handoff")
-            or bool(HANDOFF_NAME.match(name))
-            or (name in AGENT_RUNS and receiver == "Runner")
-            or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
-            or (fan_out and (name in RUN_METHODS or name in CHAT_CALLS))
-        )
+        return may_hand_off(callee_name(call), parts[-2] if len(parts) > 1 else "", fan_out)
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """The first cut above on CPython's tree: most files with a `forward(` or `worker` hold
+        no call that could hand a conversation over (a `def forward(...)`, a `worker.start()`)."""
+        calls = [node for node in ast.walk(tree) if type(node) is ast.Call]
+        names = [(_ast_callee(call), call.func) for call in calls]
+        fan_out = any(name in FAN_OUTS for name, _ in names)
+        return any(may_hand_off(name, _ast_receiver(func), fan_out) for name, func in names)
 
     def _handoff_targets(self, call: cst.Call) -> list[cst.CSTNode]:
         """The arguments of `call` that a second agent receives, or [] when it is no handoff."""

@@ -35,6 +35,7 @@ RETRIEVAL_NAME = re.compile(r"retriev|search|query|vector|index", re.I)
 RESULT_COUNT = ("top_k", "n_results")  # Pinecone, Haystack, LlamaIndex; Chroma
 RERANK_NAME = re.compile(r"rerank", re.I)
 RERANK_KEEP = ("top_n", "top_k", "k")
+DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
 PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
 
@@ -167,6 +168,17 @@ retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=5)
         # a reranker that still keeps too many does not excuse the first stage
         Invalid("base = store.as_retriever(search_kwargs={'k': 30})\nrr = CohereRerank(top_n=20)\n", 1, 42),
     ]
+
+    @classmethod
+    def may_report(cls, source: bytes, options: dict) -> bool:
+        """A count over the limit is an int written in the file: a literal, a constant's value,
+        a LIMIT in a query string (`0x`, `0o`, `0b` literals count as over)."""
+        limit = options.get("max-top-k", cls.OPTIONS["max-top-k"].default)
+        for match in DIGITS.finditer(source):
+            digits = match.group().replace(b"_", b"")
+            if not digits.isdigit() or len(digits) > len(str(limit)) or int(digits) > limit:
+                return True
+        return False
 
     def __init__(self, context) -> None:
         super().__init__(context)

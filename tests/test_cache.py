@@ -69,7 +69,7 @@ def test_an_edited_file_alone_is_parsed_again(write, monkeypatch, parses):
 
 
 def test_other_rules_or_options_do_not_reuse_the_entries(write, monkeypatch, parses):
-    root = write({"chat.py": CHAT})
+    root = write({"chat.py": CHAT + "CHUNK_SIZE = 1024  # a number over either limit: parsed both times\n"})
     monkeypatch.chdir(root)
     _run(root, select=["RAG-EXCESSIVE-TOP-K"])
     assert _run(root, select=["RAG-EXCESSIVE-TOP-K"], options={"max-top-k": 25}).findings == []

@@ -1,0 +1,73 @@
+"""The rules' own pre-checks (`may_report` on the bytes, `may_report_tree` on CPython's tree):
+they skip files a rule cannot report on, and never hide a finding."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatbound.config import Settings
+from chatbound.precheck import rules_for
+from chatbound.registry import all_rules
+from chatbound.runner import rules_to_run, run
+
+from conftest import FIXTURES
+
+RULES = {rule.ID: rule for rule in all_rules()}
+
+
+def _found(result):
+    return sorted((f.path, f.span.line, f.span.col, f.rule_id) for f in result.findings)
+
+
+# A handoff word or a specialist's name, but no call that could hand a conversation over.
+NO_HANDOFF_CALL = [
+    "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return self.layer(x)\n",
+    "def transfer(src, dst):\n    return shutil.copy(src, dst)\n",
+    "# the expert.run(task) call lives in jobs.py\nEXPERT = 'billing'\n",
+]
+
+
+def test_files_with_handoff_words_but_no_handoff_call_are_not_parsed():
+    rule = RULES["AGENT-OVERSIZED-HANDOFF"]
+    for code in NO_HANDOFF_CALL:
+        assert rules_for(code.encode(), [rule]) == (rule,), code  # the words are there
+        assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
+    for code in ("result = escalate(history)\n", "reply = self.senior_agent.invoke(messages)\n",
+                 "out = await asyncio.gather(*(w.run(h) for w in workers))\n", "r = Runner.run(b, items)\n"):
+        assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
+
+
+def test_the_handoff_fixtures_give_the_same_findings_with_and_without_the_prechecks(monkeypatch):
+    folder = FIXTURES / "handoff"
+    monkeypatch.chdir(folder)
+    settings = Settings(root=folder, select=["AGENT-OVERSIZED-HANDOFF"])
+    with_precheck = run([folder], settings)
+    assert _found(with_precheck) == _found(run([folder], settings, precheck=False)) and with_precheck.findings
+
+
+RAG_CODE = {
+    "literal.py": "docs = store.similarity_search(q, k=20)\n",
+    "constant.py": "TOP_K = 1_000\ndocs = store.similarity_search(q, k=TOP_K)\n",
+    "hex.py": "docs = store.similarity_search(q, k=0x20)\n",
+    "pgvector.py": 'cur.execute("SELECT t FROM d ORDER BY e <-> %s LIMIT 30", (v,))\n',
+    "small.py": "docs = store.similarity_search(q, k=4)\n",
+}
+
+
+@pytest.mark.parametrize("limit", [1, 4, 8, 19, 20, 29, 30, 1000])
+def test_the_retrieval_rule_finds_the_same_with_and_without_its_number_precheck(write, monkeypatch, limit):
+    root = write(RAG_CODE)
+    monkeypatch.chdir(root)
+    settings = Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"], options={"max-top-k": limit})
+    with_precheck = run([root], settings)
+    without = run([root], settings, precheck=False)
+    assert _found(with_precheck) == _found(without)
+    expected = {"literal.py": 20, "constant.py": 1000, "hex.py": 32, "pgvector.py": 30, "small.py": 4}
+    assert {f.path for f in with_precheck.findings} == {path for path, k in expected.items() if k > limit}
+
+
+def test_a_retrieval_file_without_a_number_over_the_limit_is_not_parsed():
+    rule = RULES["RAG-EXCESSIVE-TOP-K"]
+    code = b"docs = store.similarity_search(q, k=4)\nretriever = index.as_retriever(similarity_top_k=TOP_K)\n"
+    assert rules_for(code, [rule], {"max-top-k": 8}) == ()
+    assert rules_for(code, [rule], {"max-top-k": 3}) == (rule,)
