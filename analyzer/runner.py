@@ -97,7 +97,7 @@ def read_source(path: Path, shown: str) -> bytes | FileError:
             chunks = [os.read(handle, status.st_size + 1)]  # all of it, unless it grew since fstat
             while chunks[-1]:
                 chunks.append(os.read(handle, 1 << 20))
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 2 else b"".join(chunks)  # no copy of an unchanged file
         finally:
             os.close(handle)
     except OSError as exc:

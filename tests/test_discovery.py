@@ -72,3 +72,25 @@ def test_a_checked_file_outside_the_working_directory_is_reported_by_its_absolut
     result = invoke("check", "--output-format", "concise", "--no-cache", "../lib", cwd=root / "work")
     assert result.output.splitlines()[0].startswith(f"{(root / 'lib' / 'app.py').as_posix()}:1:")
     assert result.exit_code == 1
+
+
+PATTERNS = ["build", "/docs/", "*_test.py", "a/**/b", "**/gen/*.py", "mod[0-9].py", "\\!bang.py", "x?.py", "# note", ""]
+PATHS = ["build", "build/", "src/build/", "docs/", "src/docs/", "docs/conf.py", "t_test.py", "deep/t_test.py",
+         "a/b", "a/x/y/b/", "a/b.py", "gen/x.py", "p/gen/x.py", "p/gen/q/x.py", "mod1.py", "modx.py", "!bang.py",
+         "xy.py", "xyz.py", "ok.py", "src/"]
+
+
+def test_patterns_without_a_negation_match_as_pathspec_matches_them_one_by_one():
+    import pathspec
+
+    from chatbound.discovery import _Patterns
+
+    ours, reference = _Patterns(PATTERNS), pathspec.GitIgnoreSpec.from_lines(PATTERNS)
+    assert ours.union is not None  # the one-regex path is the one tested
+    assert [p for p in PATHS if ours.match_file(p)] == [p for p in PATHS if reference.match_file(p)]
+    assert [p for p in PATHS if ours.match_file(p)][:4] == ["build", "build/", "src/build/", "docs/"]
+    negated = [*PATTERNS, "!xy.py", "!src/"]
+    ours, reference = _Patterns(negated), pathspec.GitIgnoreSpec.from_lines(negated)
+    assert ours.union is None  # a negation: pathspec decides
+    assert [p for p in PATHS if ours.match_file(p)] == [p for p in PATHS if reference.match_file(p)]
+    assert "xy.py" not in [p for p in PATHS if ours.match_file(p)]
