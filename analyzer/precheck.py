@@ -7,7 +7,7 @@ code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of pa
 must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
 holding one of the literal words every match of it contains (read from its parse tree:
 `similarity_search`). The words of all the selected rules are found in the lower-cased
-text in one pass (an Aho-Corasick automaton, `ahocorasick_rs`), so most files cost that
+text in one pass (an Aho-Corasick automaton, `pyahocorasick`), so most files cost that
 pass and a few set lookups. A pattern that is an alternation (`A|B`, `\\b(?:A|B)rest`) is searched as
 its alternatives, each with its own words: Python's regex engine finds a literal prefix with
 a fast scan, but tries an alternation at every position of the file. A rule without TRIGGERS
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-import ahocorasick_rs
+import ahocorasick
 
 try:
     import re._parser as _parser  # Python 3.11+
@@ -226,10 +226,17 @@ def _compiled(triggers: tuple[str | re.Pattern | tuple[re.Pattern, ...], ...]) -
 
 
 @functools.lru_cache(maxsize=32)
-def _finder(triggers: tuple[Triggers, ...]) -> tuple[tuple[bytes, ...], ahocorasick_rs.BytesAhoCorasick | None]:
-    """The words of `triggers`, and an automaton that finds them all (overlaps too) in one pass."""
-    words = tuple(sorted(frozenset().union(*(t.anchors() for t in triggers))))
-    return words, ahocorasick_rs.BytesAhoCorasick(words) if words else None
+def _finder(triggers: tuple[Triggers, ...]) -> ahocorasick.Automaton | None:
+    """An automaton that finds every word of `triggers` (overlaps too) in one pass over a
+    text read as latin-1 (one character per byte)."""
+    words = frozenset().union(*(t.anchors() for t in triggers))
+    if not words:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word in words:
+        automaton.add_word(word.decode("latin-1"), word)
+    automaton.make_automaton()
+    return automaton
 
 
 def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None = None) -> tuple[type[Rule], ...]:
@@ -238,8 +245,8 @@ def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None =
     rule's shape does not pay for the others)."""
     lowered, seen, options = source.lower(), {}, options or {}
     triggers = {rule: _compiled(tuple(rule.TRIGGERS)) for rule in rules if rule.TRIGGERS is not None}
-    words, finder = _finder(tuple(triggers.values()))
-    present = {words[i] for i, _, _ in finder.find_matches_as_indexes(lowered, overlapping=True)} if finder else set()
+    finder = _finder(tuple(triggers.values()))
+    present = {word for _, word in finder.iter(lowered.decode("latin-1"))} if finder else set()
     return tuple(
         rule for rule in rules
         if (rule not in triggers or triggers[rule].search(source, lowered, present, seen))
