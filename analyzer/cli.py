@@ -40,9 +40,9 @@ def _colour(stream) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def _settings(paths: list[Path], config: Path | None, **overrides) -> Settings:
+def _settings(paths: list[Path], config: Path | None, options: bool = True, **overrides) -> Settings:
     try:
-        settings = load_settings(paths, config)
+        settings = load_settings(paths, config, options)
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -134,11 +134,15 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
-        paths, config,
+        paths, config, options=False,  # checked by the run when it loads the rules
         select=_codes(select), ignore=_codes(ignore), exclude=_patterns(exclude),
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
-    result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
+    try:
+        result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     fixes = None
     if fix or diff:
         result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude,

@@ -81,21 +81,32 @@ def _per_file_ignores(key: str, value: Any) -> dict[str, list[str]]:
 
 
 def _options(key: str, value: Any) -> dict[str, Any]:
+    """A table; its names and values are checked against the rules by `check_options`."""
     if not isinstance(value, dict):
         raise ConfigError(f"`{key}` must be a table, got {value!r}")
+    return dict(value)
+
+
+def check_options(settings: Settings) -> None:
+    """The `options` table against the options the rules declare. It needs the rules (and so
+    LibCST) loaded: `load_settings` checks it unless told not to, and a run checks it when a
+    file is not in the cache (a run served from the cache has the options of the run that
+    filled it, which checked them)."""
+    if not settings.options:
+        return
     declared = {name: option for rule in all_rules() for name, option in rule.OPTIONS.items()}
-    checked = {}
-    for name, item in value.items():
-        option = declared.get(name)
-        if option is None:
-            known = ", ".join(sorted(declared)) or "none"
-            raise ConfigError(f"unknown key `{key}.{name}` (known rule options: {known})")
-        if option.type is int:
-            item = _positive_int(f"{key}.{name}", item)
-        elif not isinstance(item, option.type):
-            raise ConfigError(f"`{key}.{name}` must be {option.type.__name__}, got {item!r}")
-        checked[name] = item
-    return checked
+    try:
+        for name, item in settings.options.items():
+            option = declared.get(name)
+            if option is None:
+                known = ", ".join(sorted(declared)) or "none"
+                raise ConfigError(f"unknown key `options.{name}` (known rule options: {known})")
+            if option.type is int:
+                _positive_int(f"options.{name}", item)
+            elif not isinstance(item, option.type):
+                raise ConfigError(f"`options.{name}` must be {option.type.__name__}, got {item!r}")
+    except ConfigError as exc:
+        raise ConfigError(f"{settings.config_path}: {exc}" if settings.config_path else str(exc)) from None
 
 
 def _string(key: str, value: Any) -> str:
@@ -148,8 +159,9 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_settings(paths: list[Path], config: Path | None = None) -> Settings:
-    """Settings from `--config FILE`, else from the pyproject.toml above the checked paths."""
+def load_settings(paths: list[Path], config: Path | None = None, options: bool = True) -> Settings:
+    """Settings from `--config FILE`, else from the pyproject.toml above the checked paths;
+    `options=False` leaves the rule options to be checked by the run (`check_options`)."""
     if config is not None:
         if not config.is_file():
             raise ConfigError(f"config file {config} does not exist")
@@ -159,6 +171,9 @@ def load_settings(paths: list[Path], config: Path | None = None) -> Settings:
         if path is None:
             return Settings()
     try:
-        return settings_from_table(read_table(path) or {}, path.resolve().parent, path)
+        settings = settings_from_table(read_table(path) or {}, path.resolve().parent, path)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    if options:
+        check_options(settings)
+    return settings

@@ -34,8 +34,18 @@ def matches(rule_id: str, code: str) -> bool:
     return rule_id == code or rule_id.startswith(code + "-") or code == "ALL"
 
 
+@functools.lru_cache(maxsize=None)
+def rule_ids() -> tuple[str, ...]:
+    """Every rule's id, read from its module's name (`rag_excessive_top_k` holds
+    RAG-EXCESSIVE-TOP-K, a test holds every module to it) without importing the rules, which
+    load LibCST: settings are checked on every run, also one served from the cache."""
+    import chatbound.rules as package
+
+    return tuple(sorted(info.name.upper().replace("_", "-") for info in pkgutil.iter_modules(package.__path__)))
+
+
 def unknown_codes(codes: Iterable[str]) -> list[str]:
-    return [code for code in codes if not any(matches(rule.ID, code) for rule in all_rules())]  # no code: no rule loaded
+    return [code for code in codes if not any(matches(rule_id, code) for rule_id in rule_ids())]
 
 
 def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[type[Rule], ...]:

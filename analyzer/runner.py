@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 import pathspec
 
 from .cache import Cache
-from .config import Settings
+from .config import Settings, check_options
 from .discovery import below, discover
 from .findings import FileError, FileResult, Finding, one_line
 from .registry import matches, select_rules
@@ -165,6 +165,8 @@ def run(
         else:
             misses.append((index, path, shown, source))
     rules = select_rules(settings.select, settings.ignore) if misses else ()  # a run served from the cache loads no rule
+    if misses:
+        check_options(settings)
     jobs = [_Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
             for index, path, shown, source in misses]
     done: list[tuple[_Job, FileResult]] = []

@@ -220,3 +220,26 @@ def test_an_error_of_the_run_not_of_the_file_is_never_cached(write, monkeypatch)
     assert [e.message for e in _run(root).errors] == ["worker died"]
     _run(root)
     assert calls == ["chat.py", "chat.py"] and _entries(root) == []
+
+
+def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_is_still_an_error(write):
+    root = write({
+        "chat.py": CHAT,
+        "pyproject.toml": '[tool.chatbound]\nselect = ["RAG", "MEMORY"]\n\n[tool.chatbound.options]\nmax-top-k = 10\n',
+    })
+
+    def check():
+        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."],
+                              cwd=root, capture_output=True, text=True, timeout=120)
+        return done.returncode, done.stdout, done.stderr.splitlines()
+
+    cold_exit, cold_report, _ = check()
+    warm_exit, warm_report, warm_stderr = check()
+    assert (cold_exit, warm_exit) == (1, 1) and cold_report == warm_report and "k=20" in cold_report
+    assert warm_stderr[-1] == "[]"  # the codes are known from the rule modules' names, the options from the cold run
+    # a bad option makes a new cache key: the run loads the rules, and says what is wrong
+    (root / "pyproject.toml").write_text('[tool.chatbound]\n\n[tool.chatbound.options]\nmax-topk = 10\n')
+    bad_exit, bad_report, bad_stderr = check()
+    assert bad_exit == 2 and bad_report == ""
+    assert bad_stderr[0] == (f"error: {root / 'pyproject.toml'}: unknown key `options.max-topk` (known rule options: "
+                             "max-system-tokens, max-tools, max-top-k)")

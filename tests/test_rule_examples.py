@@ -47,3 +47,11 @@ def test_rule_declares_its_metadata_and_docs(rule):
         assert rule.section(title), f"{rule.ID} docs lack '## {title}'"
     assert 0 < len(rule.full_description()) <= 1024
     assert rule.VALID and rule.INVALID
+
+
+def test_each_rule_module_is_named_for_its_rule_so_ids_are_known_without_importing_them():
+    from chatbound.registry import rule_ids
+
+    assert rule_ids() == tuple(rule.ID for rule in RULES)
+    for rule in RULES:
+        assert rule.__module__ == "chatbound.rules." + rule.ID.lower().replace("-", "_")
