@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from .fixes import attach_fixes
-from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
+from .findings import FileError, FileResult, Finding, one_line
 from .precheck import nesting_problem
 from .projection import attach_projections
 from .rule import Rule, RuleContext
@@ -166,6 +166,6 @@ def _analyze(source, path, rules, options, directory, result: FileResult) -> Fil
         return result
     suppressions = read_suppressions(_text(source, module))
     result.warnings = bare_warnings(path, suppressions)
-    result.findings = with_fingerprints(apply_suppressions(context.findings, suppressions))
+    result.findings = apply_suppressions(context.findings, suppressions)
     result.data_files = context.data_files
     return result

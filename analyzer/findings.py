@@ -112,8 +112,10 @@ class FileResult:
     transient: bool = False  # an outcome of this run, not of the file (its worker died): never cached
 
 
-def with_fingerprints(findings: list[Finding]) -> list[Finding]:
-    """Fingerprint by rule, path, enclosing scope and the flagged code, not by line.
+def with_fingerprints(findings: list[Finding], path: str) -> list[Finding]:
+    """Fingerprint one file's findings by rule, its `path` below the project root (not the
+    path shown, which depends on where the run starts), enclosing scope and the flagged code,
+    not by line.
 
     Semgrep's scheme: the same text in the same function keeps its identity when lines
     above it move; an occurrence index separates identical snippets in one scope.
@@ -121,7 +123,7 @@ def with_fingerprints(findings: list[Finding]) -> list[Finding]:
     seen: dict[str, int] = {}
     out = []
     for finding in sorted(findings, key=lambda f: f.sort_key):
-        key = "\0".join((finding.rule_id, finding.path, finding.scope, " ".join(finding.snippet.split())))
+        key = "\0".join((finding.rule_id, path, finding.scope, " ".join(finding.snippet.split())))
         index = seen.get(key, 0)
         seen[key] = index + 1
         digest = hashlib.sha256(f"{key}\0{index}".encode()).hexdigest()[:32]

@@ -26,7 +26,7 @@ import pathspec
 from .cache import Cache
 from .config import Settings, check_options
 from .discovery import below, discover
-from .findings import FileError, FileResult, Finding, one_line
+from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .registry import matches, select_rules
 
 if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
@@ -121,12 +121,9 @@ def per_file_ignores(settings: Settings) -> list[tuple[pathspec.GitIgnoreSpec, l
 
 def without_ignored(findings: list[Finding], path: Path, settings: Settings, ignores) -> list[Finding]:
     """The findings of one file that its `per-file-ignores` entries do not silence."""
-    if not ignores:
+    if not ignores or not findings:
         return findings
-    try:
-        relative = path.resolve().relative_to(settings.root).as_posix()
-    except ValueError:
-        relative = path.as_posix()
+    relative = project_path(path, settings.root)
     codes = [code for spec, codes in ignores if spec.match_file(relative) for code in codes]
     return [f for f in findings if not any(matches(f.rule_id, code) for code in codes)]
 
@@ -196,7 +193,9 @@ def run(
         if file_result.error:
             result.errors.append(file_result.error)
         result.warnings.extend(file_result.warnings)
-        result.findings.extend(without_ignored(file_result.findings, path, settings, ignores))
+        if file_result.findings:
+            findings = with_fingerprints(file_result.findings, project_path(path, settings.root))
+            result.findings.extend(without_ignored(findings, path, settings, ignores))
     result.findings.sort(key=lambda f: f.sort_key)
     return result
 
@@ -209,8 +208,20 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
     rules = select_rules(settings.select, settings.ignore)
     directory = str(path.resolve().parent)
     result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
-    result.findings = without_ignored(result.findings, path, settings, per_file_ignores(settings))
+    findings = with_fingerprints(result.findings, project_path(path, settings.root))
+    result.findings = without_ignored(findings, path, settings, per_file_ignores(settings))
     return result
+
+
+def project_path(path: Path, root: Path) -> str:
+    """The file's posix path below the project root, else as given: what a finding's identity
+    is keyed by, so that a baseline or a code scanning alert does not depend on where the run
+    starts."""
+    for candidate in (os.path.abspath(path), os.fspath(path.resolve())):  # as named, then through symlinks
+        inside = below(candidate, os.fspath(root))
+        if inside is not None:
+            return inside.replace(os.sep, "/")
+    return path.as_posix()
 
 
 # --- parsing, in this process or a pool ------------------------------------------------

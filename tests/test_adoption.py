@@ -153,3 +153,16 @@ def test_with_ids_merges_without_duplicates_and_appends_otherwise():
     assert with_ids(line, {"RAG-EXCESSIVE-TOP-K"}, 5) == line
     assert with_ids("f()  # noqa", {"B", "A"}, 5) == "f()  # noqa  # chatbound: ignore[A, B]"
     assert with_ids('f("# chatbound: ignore[X]")', {"A"}, None) == 'f("# chatbound: ignore[X]")  # chatbound: ignore[A]'
+
+
+def test_a_baseline_written_at_the_root_holds_when_the_check_starts_in_a_subfolder(write):
+    root = write({"pyproject.toml": "[tool.chatbound]\n", "app/chat.py": BAD_IN_FUNCTION, "app/rag.py": BAD_TOP_K})
+    check(".", "--write-baseline", "base.json", cwd=root)
+    from_root = json.loads(check(".", "--output-format", "json", cwd=root).output)
+    from_app = json.loads(check(".", "--output-format", "json", cwd=root / "app").output)
+    # shown paths follow the working directory; identities do not
+    assert sorted(f["path"] for f in from_root["findings"]) == ["app/chat.py", "app/rag.py"]
+    assert sorted(f["path"] for f in from_app["findings"]) == ["chat.py", "rag.py"]
+    assert sorted(f["fingerprint"] for f in from_root["findings"]) == sorted(f["fingerprint"] for f in from_app["findings"])
+    result = check(".", "--baseline", "../base.json", "--output-format", "concise", cwd=root / "app")
+    assert result.exit_code == 0 and "RAG-EXCESSIVE-TOP-K" not in result.output
