@@ -2,16 +2,17 @@
 
 `rules_for` decides which rules run on a file, and so whether it is parsed at all: a rule
 whose triggers (`Rule.TRIGGERS`) do not occur in the file, or whose `may_report` says no,
-cannot report on it. A trigger is a word (found case-insensitively anywhere), a compiled bytes pattern of the
-code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a tuple of patterns that
-must all occur (a client's `.create(` and an `autogen` import). A pattern runs only on files
-holding one of the literal words every match of it contains (read from its parse tree:
-`similarity_search`). The words of all the selected rules are found in the lower-cased
-text in one pass (an Aho-Corasick automaton, `pyahocorasick`), so most files cost that
-pass and a few set lookups. A pattern that is an alternation (`A|B`, `\\b(?:A|B)rest`) is searched as
-its alternatives, each with its own words: Python's regex engine finds a literal prefix with
-a fast scan, but tries an alternation at every position of the file. A rule without TRIGGERS
-makes every file a candidate: the pre-check never hides a finding by guessing what a rule needs.
+cannot report on it. A trigger is a word (found case-insensitively anywhere), a compiled
+bytes pattern of the code shape a finding needs (`\\.similarity_search\\w*\\s*\\(`), or a
+tuple of patterns that must all occur (a client's `.create(` and an `autogen` import). A
+pattern runs only on files holding one of the literal words every match of it contains (read
+from its parse tree: `similarity_search`). The words of all the selected rules are found in
+the lower-cased text in one pass (an Aho-Corasick automaton, `pyahocorasick`), so most files
+cost that pass and a few set lookups. A pattern that is an alternation (`A|B`,
+`\\b(?:A|B)rest`) is searched as its alternatives, each with its own words: Python's regex
+engine finds a literal prefix with a fast scan, but tries an alternation at every position
+of the file. A rule without TRIGGERS makes every file a candidate: the pre-check never hides
+a finding by guessing what a rule needs.
 
 `nesting_problem` protects the process: LibCST's native parser recurses on the C stack and
 crashes (SIGSEGV) on a few thousand nested brackets or prefix operators. CPython itself

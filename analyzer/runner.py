@@ -161,9 +161,10 @@ def run(
             result.cached += 1
         else:
             misses.append((index, path, shown, source))
-    rules = select_rules(settings.select, settings.ignore) if misses else ()  # a run served from the cache loads no rule
-    if misses:
+    rules: tuple[type[Rule], ...] = ()
+    if misses:  # a run served from the cache loads no rule
         check_options(settings)
+        rules = select_rules(settings.select, settings.ignore)
     jobs = [_Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
             for index, path, shown, source in misses]
     done: list[tuple[_Job, FileResult]] = []
