@@ -1,11 +1,13 @@
 """What a single expression looks like as chat: a message's role, a bounding call or slice.
 
 Pure syntax, no metadata: `role_of(expr)`, `holds_tool_traffic(expr)`, `is_count_slice(sub)`,
-`is_bounding_name(name)`. The dataflow that uses them lives in `chatbound.histories`.
+`is_bounding_name(name)`, `callee_name(call)` (`ast_callee_name` on CPython's tree). The
+dataflow that uses them lives in `chatbound.histories`.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -59,6 +61,12 @@ def callee_name(call: cst.Call) -> str:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return func.value if isinstance(func, cst.Name) else ""
+
+
+def ast_callee_name(call: ast.Call) -> str:
+    """`callee_name` on CPython's tree (the rules' `may_report_tree`)."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _dict_get(node: cst.Dict, key: str) -> cst.BaseExpression | None:

@@ -1,8 +1,9 @@
 """Walking LibCST trees without LibCST's costs: the rules' batched traversal, parents, ranks.
 
 `visit_batched(module, visitors)` is `libcst.visit_batched` done by walking the nodes' fields
-in LibCST's visit order (`visit_order`, read from each class): the visitors meet the same
-nodes in the same order, but nothing is rebuilt (LibCST's traversal reconstructs every node
+in LibCST's visit order (`visit_order`, read from each class), tokens left out (whitespace,
+punctuation, operators, brackets: `TOKEN_CLASSES`): the visitors meet the same other nodes
+in the same order, but nothing is rebuilt (LibCST's traversal reconstructs every node
 as it goes, which costs about as much as the parse) and nothing recurses. `parents(module)`
 is what ParentNodeProvider gives and `preorder(module)` each node's rank in that order (the
 order of the source text), both from one walk. `get_visitors` (installed once by

@@ -10,7 +10,7 @@ import libcst as cst
 from chatbound.chat import CHAT_CALLS, ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import Use, walk
-from chatbound.messages import CHAT_NAME, callee_name, is_whole_slice, slice_of, string
+from chatbound.messages import CHAT_NAME, ast_callee_name, callee_name, is_whole_slice, slice_of, string
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
 from chatbound.visitors import children
@@ -44,11 +44,6 @@ def may_hand_off(name: str, receiver: str, fan_out: bool) -> bool:
         or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
         or (fan_out and (name in RUN_METHODS or name in CHAT_CALLS))
     )
-
-
-def _ast_callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _ast_receiver(func: ast.expr) -> str:
@@ -230,7 +225,7 @@ class AgentOversizedHandoff(ChatRule):
         """The first cut above on CPython's tree: most files with a `forward(` or `worker` hold
         no call that could hand a conversation over (a `def forward(...)`, a `worker.start()`)."""
         calls = [node for node in ast.walk(tree) if type(node) is ast.Call]
-        names = [(_ast_callee(call), call.func) for call in calls]
+        names = [(ast_callee_name(call), call.func) for call in calls]
         fan_out = any(name in FAN_OUTS for name, _ in names)
         return any(may_hand_off(name, _ast_receiver(func), fan_out) for name, func in names)
 

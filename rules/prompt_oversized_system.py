@@ -10,7 +10,7 @@ import libcst as cst
 from chatbound.findings import Severity
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.sinks import dotted
-from chatbound.messages import callee_name, string
+from chatbound.messages import ast_callee_name, callee_name, string
 from chatbound.texts import Text, name_words, text_of
 from chatbound.precheck import literal_bytes
 from chatbound.tokens import DEFAULT_ENCODING, get_encoder
@@ -45,14 +45,9 @@ def _text(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _call_contents(call: ast.Call) -> list[ast.AST]:
     """What `visit_Call` below takes a system prompt from, on CPython's tree."""
-    name = _callee(call)
+    name = ast_callee_name(call)
     if name == "count_tokens":
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from chatbound.findings import Severity
+from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.values import Constant, constant
 
@@ -39,22 +40,13 @@ DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a
 PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
 
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
-
-
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpression]]:
     """(label, node to report, value expression) for every result-count argument of a call."""
-    name = _callee(call)
+    name = callee_name(call)
     found = []
     if name in COUNT_ARGUMENT:
         keyword, position = COUNT_ARGUMENT[name]
@@ -187,7 +179,7 @@ retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=5)
         self.reranked = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        if RERANK_NAME.search(_callee(node)) and self._keeps_few(node):
+        if RERANK_NAME.search(callee_name(node)) and self._keeps_few(node):
             self.reranked = True
         for label, report_node, value in _count_args(node):
             found = constant(self, value)
@@ -206,7 +198,7 @@ retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=5)
             if arg is not None:
                 found = constant(self, arg.value)
                 return found is not None and isinstance(found.value, int) and found.value <= self.limit
-        return _callee(call)[:1].isupper()
+        return callee_name(call)[:1].isupper()
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.reranked:
