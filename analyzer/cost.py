@@ -12,7 +12,7 @@ from typing import Sequence
 
 from .findings import Finding
 from .projection import DEFAULT_TURN_TOKENS, PROJECTED_RULES, TURNS, Projection, project
-from .tokens import DEFAULT_ENCODING
+from .compaction.tokens import DEFAULT_ENCODING
 
 SERIES = (  # name, label, terminal mark, SVG colour
     ("as_written", "as written", "#", "#d62728"),

@@ -4,7 +4,7 @@ A session is N turns of one representative turn (a user message, one tool call a
 result, an assistant reply) sized to ``turn-tokens``, after the system prompt when the code
 shows one. The engine (``chatbound.compaction``) stores it and, for the bounded variants,
 compacts it after every turn; the tokens of the view at turn n are what turn n sends. Every
-count comes from ``chatbound.tokens`` over ``event_text``, the rendering the engine itself
+count comes from ``chatbound.compaction.tokens`` over ``event_text``, the rendering the engine itself
 counts.
 
 This is a post-rule step: ``attach_projections`` adds the numbers to the findings of the
@@ -34,7 +34,7 @@ from .compaction import (
     last_turns,
 )
 from .findings import Finding, Span
-from .tokens import DEFAULT_ENCODING, get_encoder
+from .compaction.tokens import DEFAULT_ENCODING, get_encoder
 from .values import literal
 from .visitors import children
 

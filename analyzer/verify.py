@@ -31,7 +31,7 @@ from .findings import Finding, Severity
 from .histories import is_ring
 from .messages import callee_name, is_count_slice, slice_of, string
 from .projection import representative_turn, system_message
-from .tokens import get_encoder
+from .compaction.tokens import get_encoder
 from .values import constant
 from .visitors import children
 

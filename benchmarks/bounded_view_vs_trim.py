@@ -1,6 +1,6 @@
 """bounded_view against LangChain's trim_messages: 10,000 OpenAI messages, one token budget.
 
-Both count with the same function (chatbound.tokens.count_tokens, offline cl100k_base) on
+Both count with the same function (chatbound.compaction.tokens.count_tokens, offline cl100k_base) on
 the same one-line rendering of a message. trim_messages gets LangChain messages converted
 beforehand and the settings that keep it valid (include_system, start_on="human").
 langchain-core is only in the ``bench`` extra. Run: python benchmarks/bounded_view_vs_trim.py
@@ -11,7 +11,7 @@ import sys
 import timeit
 
 from chatbound.compaction import bounded_view
-from chatbound.tokens import count_tokens
+from chatbound.compaction.tokens import count_tokens
 
 BUDGET = 4_000
 LABELS = {"system": "System", "human": "User", "ai": "Assistant", "tool": "Tool"}

@@ -13,7 +13,7 @@ from chatbound.sinks import dotted
 from chatbound.messages import ast_callee_name, callee_name, string
 from chatbound.texts import Text, name_words, text_of
 from chatbound.precheck import literal_bytes
-from chatbound.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 
 PROMPT_WORDS = {"prompt", "sysprompt", "instruction", "instructions"}
 # "system" names a prompt only beside one of these (SYSTEM_MESSAGE, not SYSTEM_REQUIREMENTS)

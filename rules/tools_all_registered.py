@@ -14,7 +14,7 @@ from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.texts import name_words, read_data_file
-from chatbound.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.values import bound_expression
 
 TOOL_KEYWORDS = ("tools", "functions")

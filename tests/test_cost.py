@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from chatbound.cost import Costed, chart
 from chatbound.findings import Finding, Severity, Span
 from chatbound.projection import project
-from chatbound.tokens import count_tokens
+from chatbound.compaction.tokens import count_tokens
 
 from conftest import FIXTURES, invoke
 

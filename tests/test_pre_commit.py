@@ -59,6 +59,7 @@ def test_hook_definitions():
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi"]
         assert hook["require_serial"] is True and "--force-exclude" in hook["entry"]
+        assert hook["additional_dependencies"] == ["./analyzer/compaction"]  # the engine, from this repo
         assert "sarif" not in hook["entry"]  # batches would overwrite one report
     assert hooks["chatbound"]["entry"] == "chatbound check --force-exclude"
     assert hooks["chatbound-fix"]["entry"] == "chatbound check --force-exclude --fix"

@@ -19,7 +19,7 @@ from chatbound.reporters import json as json_reporter
 from chatbound.reporters import sarif as sarif_reporter
 from chatbound.rule import Rule
 from chatbound.runner import RunResult
-from chatbound.tokens import count_tokens
+from chatbound.compaction.tokens import count_tokens
 
 
 class SendsHistory(Rule):

@@ -10,7 +10,7 @@ import warnings
 import pytest
 import tiktoken
 
-from chatbound import tokens
+from chatbound.compaction import tokens
 from chatbound.analysis import analyze_source
 from chatbound.rules.prompt_oversized_system import PromptOversizedSystem, is_system_prompt_name
 

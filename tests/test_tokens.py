@@ -4,7 +4,7 @@ import warnings
 import pytest
 import tiktoken
 
-from chatbound import tokens
+from chatbound.compaction import tokens
 
 TEXTS = [
     "",

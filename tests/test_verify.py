@@ -132,7 +132,7 @@ def test_the_trim_messages_emulation_matches_langchain_by_message_count():
     langchain = pytest.importorskip("langchain_core.messages")
     from chatbound.compaction import to_openai
     from chatbound.projection import system_message
-    from chatbound.tokens import get_encoder
+    from chatbound.compaction.tokens import get_encoder
     from chatbound.verify import _trim, _turn
 
     count = get_encoder()

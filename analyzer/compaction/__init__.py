@@ -3,7 +3,12 @@
 A standalone library (no LibCST, no rules): an append-only event log per session, window
 strategies that pin the system prompt and never split a turn or a tool call from its
 results, optional rolling summaries, and ``bounded_view`` for plain message lists.
+
+Shipped as its own distribution, ``chatbound-compaction`` (built from this folder), so that
+code fixed by the analyzer imports it without pulling in the analyzer.
 """
+
+__version__ = "0.1.0"
 
 from .adapters import from_anthropic, from_openai, to_anthropic, to_openai
 from .messages import CompactionBoundary, Event, EventType, Message, ToolCall, event_text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..tokens import get_encoder
+from .tokens import get_encoder
 from .messages import event_text
 
 

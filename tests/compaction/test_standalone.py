@@ -27,4 +27,4 @@ def test_importing_the_engine_loads_nothing_of_the_analyzer():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     modules = json.loads(loaded)
     assert not [m for m in modules if m.startswith("libcst")]
-    assert {m for m in modules if not m.startswith("chatbound.compaction")} == {"chatbound", "chatbound.tokens"}
+    assert {m for m in modules if not m.startswith("chatbound.compaction")} == {"chatbound"}

