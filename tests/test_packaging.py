@@ -1,4 +1,6 @@
-"""The installed package must hold every source folder (pyproject lists packages by hand)."""
+"""Each distribution must hold every source folder of its own (the pyprojects list packages by
+hand): the analyzer's pyproject.toml everything under analyzer/ and rules/ but the engine, and
+the engine's (analyzer/compaction/pyproject.toml) the engine's folders."""
 
 from __future__ import annotations
 
@@ -11,15 +13,31 @@ else:  # pragma: no cover
 
 from conftest import ROOT
 
+ENGINE = ROOT / "analyzer" / "compaction"
 
-def test_every_package_folder_is_listed_in_pyproject():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(config["packages"])
-    folders = {"chatbound": ROOT / "analyzer", "chatbound.rules": ROOT / "rules"}
-    on_disk = set()
-    for name, folder in folders.items():
-        for init in folder.rglob("__init__.py"):
-            parts = init.parent.relative_to(folder).parts
-            if "__pycache__" not in parts:
-                on_disk.add(".".join((name, *parts)))
-    assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
+
+def packages_on_disk(name, folder, skip=()):
+    found = set()
+    for init in folder.rglob("__init__.py"):
+        parts = init.parent.relative_to(folder).parts
+        if "__pycache__" in parts or "build" in parts:
+            continue
+        if any(init.parent.is_relative_to(s) for s in skip):
+            continue
+        found.add(".".join((name, *parts)))
+    return found
+
+
+def listed(pyproject):
+    return set(tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["packages"])
+
+
+def test_every_analyzer_package_folder_is_listed_in_its_pyproject():
+    on_disk = packages_on_disk("chatbound", ROOT / "analyzer", skip=(ENGINE,)) | packages_on_disk(
+        "chatbound.rules", ROOT / "rules"
+    )
+    assert on_disk == listed(ROOT / "pyproject.toml")
+
+
+def test_every_engine_package_folder_is_listed_in_its_own_pyproject():
+    assert packages_on_disk("chatbound.compaction", ENGINE) == listed(ENGINE / "pyproject.toml")
