@@ -1,0 +1,238 @@
+"""How each history grows: `_collect` walks the module's growth calls, assignments and
+`del`s once and fills `histories[key]` (definitions, per-turn and set-up growth, trims,
+count windows, roles, tool traffic, a system message first, a bounded store).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from libcst.metadata import ScopeProvider
+
+from ..messages import (
+    callee_name,
+    holds_tool_traffic,
+    is_bounding_name,
+    is_count_slice,
+    is_numeric,
+    is_textual,
+    message_roles,
+    slice_of,
+    string,
+)
+from ..scopes import MODULE
+from ..sinks import dotted
+from .bounds import BOUNDED_CONTAINERS, deleted, is_ring
+from .tree import walk
+from .vocabulary import History, Storage
+
+
+GROWTH_METHODS = frozenset(
+    "append extend insert appendleft add_message add_messages add_user_message add_ai_message "
+    "add_assistant_message add_system_message add_tool_message add_messages_async aadd_messages".split()
+)
+
+
+# functions that run once to set a history up, not once per turn (few-shot examples, a reset)
+SETUP_FUNCTION = re.compile(
+    r"^_*(init|post_init|attrs_post_init|model_post_init|setup|set_up|setUp|load|initiali[sz]e|configure|"
+    r"seed|bootstrap|prime|warm|reset|clear|new_session|start_session|few_shot|add_examples|build_examples)", re.I
+)
+
+
+def _paired(targets: list[cst.BaseExpression], value: cst.BaseExpression):
+    """Each target with the value it receives: `old, h = h[:-N], h[-N:]` unpacks pairwise."""
+    for target in targets:
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+        ):
+            yield from zip((e.value for e in target.elements), (e.value for e in value.elements))
+        else:
+            yield target, value
+
+
+class GrowthFacts:
+    """Builds `histories`: growth, definitions and trims of every storage."""
+
+    def growth_values(self, site: cst.CSTNode) -> list[cst.CSTNode]:
+        if isinstance(site, cst.Call):
+            return [a.value for a in site.args if a.keyword is None][-1:] if site.args else []
+        if isinstance(site, cst.AugAssign):
+            return [site.value]
+        if isinstance(site, cst.Assign):
+            return [site.value]
+        return []
+
+    def carries_tools(self, value: cst.CSTNode) -> bool:
+        """Tool traffic, also when the content is a local list of tool results (Anthropic)."""
+        if holds_tool_traffic(value):
+            return True
+        content = None
+        if isinstance(value, cst.Dict):
+            content = next((e.value for e in value.elements if isinstance(e, cst.DictElement)
+                            and string(e.key) == "content"), None)
+        if not isinstance(content, cst.Name):
+            return False
+        bound = self.assignment_before(content)
+        if isinstance(bound, (cst.ListComp, cst.GeneratorExp)):
+            return holds_tool_traffic(bound.elt)
+        if isinstance(bound, cst.List):
+            return any(holds_tool_traffic(e.value) for e in bound.elements) or any(
+                holds_tool_traffic(operand) for site, operand in self.nodes.growth_by_name.get(content.value, ())
+                if operand is not None and self.function_of(site) is self.function_of(content)
+            )
+        return False
+
+    def history(self, storage: Storage) -> History:
+        found = self.histories.get(storage.key)
+        if found is None:
+            found = self.histories[storage.key] = History(storage)
+        return found
+
+    def _is_per_turn(self, site: cst.CSTNode, storage: Storage) -> bool:
+        if storage.kind in ("loop", "gradio"):
+            return True
+        function = self.function_of(site)
+        if function is None:
+            return storage.kind == "session" or bool(self.loops_of(site))
+        return not SETUP_FUNCTION.match(function.name.value)
+
+    def _grow(self, storage: Storage, site: cst.CSTNode) -> None:
+        history = self.history(storage)
+        (history.growth if self._is_per_turn(site, storage) else history.init_growth).append(site)
+        values = self.growth_values(site)
+        roles = [r for v in values for r in message_roles(v)]
+        history.roles.update(roles)
+        if any(is_textual(v) or not is_numeric(v) for v in values):
+            history.textual = True
+        if any(self.carries_tools(v) for v in values):
+            history.tool_traffic = True
+        if "system" in roles:
+            history.system_first = True
+
+    def _collect(self) -> None:
+        for call in self.nodes.growth_calls:
+            target = call.func.value
+            storage = self.storage_of(target)
+            if storage is not None:
+                self._grow(storage, call)
+                if callee_name(call).startswith("add_"):
+                    self._grow(Storage(storage.key + ".messages", storage.kind, storage.label), call)
+        for call in self.nodes.calls:
+            if callee_name(call) == "setdefault" and any(is_ring(a.value) for a in call.args):
+                storage = self.storage_of(call)
+                if storage is not None:
+                    self.history(storage).bounded_store = True
+                    self.history(storage).windows.extend(a.value for a in call.args if is_ring(a.value))
+        for call in self.nodes.trim_calls:
+            storage = self.storage_of(call.func.value)
+            if storage is not None and self._trims(call):
+                self.history(storage).trims.append(call)
+        for node in self.nodes.assigns:
+            self._collect_assign(node)
+        for node in self.nodes.dels:
+            for target in deleted(node):
+                if isinstance(target, cst.Subscript):
+                    storage = self.storage_of(target.value)
+                    if storage is not None:
+                        history = self.history(storage)
+                        history.trims.append(node)
+                        part = slice_of(target)
+                        if part is not None and part.lower is None and part.upper is not None:
+                            history.windows.append(node)
+        for call in self.nodes.calls:
+            self._collect_helper_growth(call)
+        for key, function, param in self.gradio_params.values():
+            history = self.history(Storage(key, "gradio", param))
+            history.growth.append(function)
+            history.roles.add("message")
+
+    def _collect_assign(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.AugAssign):
+            storage = self.storage_of(node.target)
+            if storage is not None and isinstance(node.operator, (cst.AddAssign, cst.BitOrAssign)):
+                self._grow(storage, node)
+            return
+        value = node.value
+        if value is None:
+            return
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target, value in _paired(targets, value):
+            whole_target = target
+            if isinstance(target, cst.Subscript) and slice_of(target) is not None:
+                target = target.value  # h[:] = ...
+            storage = self._target_storage(target, value)
+            if storage is None:
+                continue
+            history = self.history(storage)
+            uses = [u for u in self.whole_history_in(value) if u.storage.key == storage.key]
+            views = [n for k, n in self.bounded_views_in(value) if k == storage.key]
+            callee = callee_name(value) if isinstance(value, cst.Call) else ""
+            ctor = next((p for p in dotted(value.func) if p[:1].isupper()), callee) if callee else ""
+            if views or (is_bounding_name(callee) and uses):
+                history.trims.append(node)
+                history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
+            elif (uses and self._extends(value, storage.key)) or callee in ("to_input_list", "all_messages"):
+                self._grow(storage, node)
+            elif uses:
+                continue  # `store[sid] = history`: an alias written back
+            elif whole_target is target or not isinstance(whole_target, cst.Subscript):
+                for ring in filter(is_ring, walk(value)):  # deque(maxlen=N), or one per session entry
+                    held = history if ring is value else self.history(Storage(storage.key + "[]", "entry", storage.label))
+                    held.bounded_store = True
+                    held.windows.append(ring)
+                if isinstance(value, cst.Call) and BOUNDED_CONTAINERS.search(ctor):
+                    history.bounded_store = True
+                if isinstance(value, cst.List) and value.elements and "system" in message_roles(value.elements[0].value):
+                    history.system_first = True
+                if self._under_size_test(node) and not uses:
+                    history.trims.append(node)
+                history.definitions.append(node)
+
+    def _extends(self, value: cst.CSTNode, key: str) -> bool:
+        """`h + [m]`, `[*h, m]`, `f"{h}..."`: the old value plus more (not `new or h`)."""
+        if isinstance(value, cst.IfExp):
+            return self._extends(value.body, key) or self._extends(value.orelse, key)
+        if isinstance(value, (cst.BinaryOperation, cst.List, cst.Tuple, cst.FormattedString, cst.ConcatenatedString)):
+            return any(u.storage.key == key for u in self.whole_history_in(value))
+        if isinstance(value, cst.Name):
+            bound = self.assignment_before(value)
+            return isinstance(bound, cst.BaseExpression) and self._extends(bound, key)
+        return False
+
+    def _target_storage(self, target: cst.CSTNode, value: cst.CSTNode) -> Storage | None:
+        """What an assignment target names: a module variable, or a local alias's storage."""
+        if not isinstance(target, cst.Name):
+            return self.storage_of(target)
+        scope = self.rule.get_metadata(ScopeProvider, target, None)
+        if scope is not None and any(a.scope.kind == MODULE for a in scope[target.value]):
+            return Storage(target.value, "module", target.value)
+        read = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == target.value), None)
+        if read is None:
+            return self._loop_storage(target, value, scope)
+        found = self.storage_of(read) if read is not None else None
+        return found if found is not None and found.kind == "loop" else None
+
+    def _collect_helper_growth(self, call: cst.Call) -> None:
+        """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows."""
+        for function in self.callees(call):
+            for param in self._grown_params(function):
+                argument = self.argument_for(call, function, param)
+                storage = self.storage_of(argument) if argument is not None else None
+                if storage is not None:
+                    self._grow(storage, call)
+
+    def _grown_params(self, function: cst.FunctionDef) -> list[str]:
+        names = {p.name.value for p in self._params(function)} - {"self", "cls"}
+        grown = []
+        for name in names:
+            for site, _ in self.nodes.growth_by_name.get(name, ()):
+                if self.function_of(site) is function:
+                    grown.append(name)
+                    break
+        return grown

@@ -1,0 +1,151 @@
+"""Where a node stands in its module: parents, enclosing function and class, loops, the
+value a name was last bound to, and which of the module's functions a call may run.
+
+The navigation every other part of the chat facts is written in. It reads LibCST metadata
+(parents, scopes), which is only live during the rule traversal.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, ScopeProvider
+
+from ..scopes import MODULE
+from ..visitors import children, preorder
+
+
+class ModuleTree:
+    """Navigation over one module's tree; `self.rule` and `self.nodes` are set by `ChatFacts`."""
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.rule.get_metadata(ParentNodeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parent(node)
+        while node is not None:
+            yield node
+            node = self.parent(node)
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """What a dotted name stands for through the module's imports (`st.session_state` ->
+        `streamlit.session_state`): all that the chat facts ask of qualified names, without
+        LibCST's scope analysis of the whole module."""
+        parts = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return set()
+        tail = "".join(f".{part}" for part in reversed(parts))
+        return {bound + tail for bound in self.nodes.bindings.get(node.value, ())}
+
+    def order(self, node: cst.CSTNode) -> int:
+        """Where `node` stands in the source: its rank in LibCST's visit order, which is the
+        order of the text (an ancestor before what it holds). Cheaper than positions."""
+        if self._ranks is None:
+            self._ranks = preorder(self.rule.context.module)
+        return self._ranks[node]
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+
+    def loops_of(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        found = []
+        for a in self.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(a, (cst.While, cst.For)):
+                found.append(a)
+        return found
+
+    def inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        return node is outer or any(a is outer for a in self.ancestors(node))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.rule.context.module.code_for_node(node)
+
+    def assignment_before(self, name: cst.Name) -> cst.CSTNode | None:
+        """The value (or Param) last bound to `name` before it is read, within its scope."""
+        scope = self.rule.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        where = self.order(name)
+        best, best_at = None, None
+        for assignment in scope[name.value]:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, cst.Param):
+                at = 0
+                value: cst.CSTNode | None = node
+            elif isinstance(node, cst.Name) and not isinstance(self.parent(node), cst.AugAssign):
+                at = self.order(node)
+                value = self.bound_value(node)
+            else:
+                continue
+            if assignment.scope.kind == MODULE and scope.kind != MODULE and (
+                self.function_of(node) is not self.function_of(name)
+            ):
+                at = 0  # a global read inside a function sees the module binding (or its own `global` ones)
+            if isinstance(value, cst.CSTNode) and not isinstance(value, cst.Param) and self.inside(name, value):
+                continue  # `h = h[-10:]`: the read sees the binding before this one
+            if at < where and (best_at is None or at >= best_at):
+                best, best_at = value, at
+        return best
+
+    def bound_value(self, target: cst.Name) -> cst.CSTNode | None:
+        parent = self.parent(target)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.parent(parent)
+            return assign.value if isinstance(assign, cst.Assign) else None
+        if isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is target:
+            return parent if isinstance(parent, cst.AugAssign) else parent.value
+        if isinstance(parent, cst.NamedExpr):
+            return parent.value
+        if isinstance(parent, cst.For):
+            return parent  # a loop variable: one element, not the list
+        return None
+
+    def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Functions of this module `call` may run: by name, methods of the same class first."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.functions.get(func.value, []) if self.class_of(f) is None]
+        if isinstance(func, cst.Attribute):
+            candidates = self.functions.get(func.attr.value, [])
+            if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+                klass = self.class_of(call)
+                same = [f for f in candidates if self.class_of(f) is klass]
+                return same or candidates
+            return candidates if len(candidates) == 1 else []
+        return []
+
+    def returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        return [r.value for r in self.nodes.returns if r.value is not None and self.function_of(r) is function]
+
+    def _params(self, function: cst.FunctionDef) -> list[cst.Param]:
+        return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+
+    def argument_for(self, call: cst.Call, function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        params = self._params(function)
+        names = [p.name.value for p in params]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        offset = 1 if names and names[0] in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        index = names.index(param) - offset if param in names else -1
+        return positional[index].value if 0 <= index < len(positional) else None
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and everything below it (for one small expression, never a whole module)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
+
