@@ -189,17 +189,13 @@ def list_rules() -> None:
 @main.command("rule")
 @click.argument("rule_id")
 def show_rule(rule_id: str) -> None:
-    """Print a rule's documentation."""
+    """Print a rule's documentation: its page, docs/rules/ID.md."""
+    from . import docs
+
     rule = rule_by_id(rule_id)
     if rule is None:
         raise click.UsageError(f"unknown rule {rule_id!r} (see `chatbound rules`)")
-    click.echo(f"# {rule.ID} ({rule.NAME})\n\nSeverity: {rule.SEVERITY.label}\n\n{rule.SUMMARY}\n")
-    click.echo(rule.doc())
-    if rule.OPTIONS:
-        click.echo("\n## Options (`[tool.chatbound.options]`)")
-        for name, option in rule.OPTIONS.items():
-            click.echo(f"- `{name}` (default {option.default}): {option.help}")
-    click.echo(f"\nMore: {rule.help_url()}")
+    click.echo(docs.page(rule), nl=False)
 
 
 @main.command("clean")

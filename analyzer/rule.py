@@ -72,6 +72,8 @@ class RuleContext:
 
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+# What `--fix` edits for this rule, and which SDKs and frameworks it reads (optional sections).
+EXTRA_SECTIONS = ("Fix", "Frameworks covered")
 
 
 class _LazyMetadata(Mapping):
@@ -110,8 +112,9 @@ class Rule(cst.BatchableCSTVisitor):
     """Subclasses set the class attributes below and write their docs as the docstring.
 
     The docstring has ruff's four sections (`## What it does`, `## Why is this bad?`,
-    `## Example`, `## Use instead`); `chatbound rule ID`, SARIF `help` and the README's
-    table all come from it.
+    `## Example`, `## Use instead`), then `## Fix` and `## Frameworks covered` where they
+    apply. The Example must be flagged and Use instead must not (a test runs both).
+    `chatbound rule ID`, SARIF `help` and docs/rules/ID.md all come from it (chatbound.docs).
     """
 
     ID: ClassVar[str]
@@ -175,15 +178,16 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def full_description(cls) -> str:
-        """`What it does` and `Why is this bad?` as prose, within SARIF's 1024 characters."""
-        text = " ".join(
-            " ".join(cls.section(title).split()) for title in SECTIONS[:2]
-        ).strip()
+        """The first paragraph of `What it does`, then `Why is this bad?`, as prose within
+        SARIF's 1024 characters."""
+        overview = cls.section(SECTIONS[0]).split("\n\n", 1)[0]
+        text = " ".join(f"{overview} {cls.section(SECTIONS[1])}".split())
         return text if len(text) <= 1024 else text[:1021].rsplit(" ", 1)[0] + "..."
 
     @classmethod
     def help_url(cls) -> str:
-        return f"{HOMEPAGE}/blob/main/README.md#{cls.ID.lower()}"
+        """The rule's page, written by chatbound.docs."""
+        return f"{HOMEPAGE}/blob/main/docs/rules/{cls.ID}.md"
 
     # --- reporting -----------------------------------------------------------------
 

@@ -53,17 +53,30 @@ def _ast_receiver(func: ast.expr) -> str:
 
 
 class AgentOversizedHandoff(ChatRule):
-    """
+    r"""
     ## What it does
-    Flags a whole conversation handed to a second agent or specialist: a value derived
-    from a whole history (the history, a copy, `h[1:]`, a comprehension or `"\\n".join` over
-    it, a `transcript()`-like method, even one defined in another file) passed to a call named
-    like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer` or `route_to`
-    (any argument), a specialist or sub-agent's `run`/`invoke`/`chat`, LangGraph
-    `Send(node, {"messages": state["messages"]})`, or each worker of an `asyncio` fan-out; also
-    OpenAI Agents `Runner.run(other_agent, result.to_input_list())` and `handoff(agent)` without
-    `input_filter`. Not flagged: a brief or summary built for the handoff, the last N messages,
-    an `input_filter`, task fields.
+    Flags a whole conversation handed to a second agent or specialist, where a brief would do.
+
+    The conversation is any value derived from a whole history: the history itself, a copy, `h[1:]`, a comprehension
+    or `"\n".join` over it, or a `transcript()`/`get_history()`/`to_input_list()` call, even
+    to a method defined in another file. It is handed over by:
+
+    - a call named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer`
+      or `route_to`, in any argument position (so `.handoff(history)` and multi-argument calls
+      are caught);
+    - a specialist or sub-agent object's `run`, `invoke` or `chat`;
+    - LangGraph `Send(node, {"messages": state["messages"]})`;
+    - every worker of an `asyncio.gather` / `create_task` fan-out;
+    - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
+      agent, and Agents SDK `handoff(...)` without `input_filter` (unless
+      `RunConfig(handoff_input_filter=...)` or `nest_handoff_history` is set).
+
+    Not flagged: a brief or summary built for the handoff, the last message or the last N, a
+    trimming `input_filter`, task fields, the same agent continuing (`result.last_agent`).
+
+    Reported at the handing-over call, with the place the transcript is built as a related
+    location. The finding carries a cost projection of what the receiving agent pays.
+
     ## Why is this bad?
     The receiving agent pays for every earlier turn again (greetings, tool dumps, retrieved
     documents) on each of its own calls, and has to find the task in a transcript written for
@@ -72,15 +85,30 @@ class AgentOversizedHandoff(ChatRule):
 
     ## Example
     ```python
-    entire_conversation = "\\n".join(f"{m['role']}: {m['content']}" for m in assistant.transcript())
-    return specialist.handoff(entire_conversation)
+    def escalate(assistant, specialist):
+        entire_conversation = "\n".join(f"{m['role']}: {m['content']}" for m in assistant.transcript())
+        return specialist.handoff(entire_conversation)
     ```
 
     ## Use instead
     ```python
-    brief = {"goal": question, "customer": customer_id, "facts": facts_so_far, "last_turn": history[-2:]}
-    return specialist.handoff(json.dumps(brief))
+    import json
+
+    def escalate(assistant, specialist, question, customer_id, facts_so_far):
+        brief = {"goal": question, "customer": customer_id, "facts": facts_so_far}
+        return specialist.handoff(json.dumps(brief))
     ```
+    Hand over a brief: the goal, the facts gathered so far, and the last turn or two if the
+    specialist needs the wording.
+
+    ## Fix
+    None automatic: what belongs in the brief depends on the task. The message says what was
+    handed over and suggests building a brief.
+
+    ## Frameworks covered
+    Hand-written agents (any handoff-like call or specialist object), LangGraph `Send`,
+    `asyncio` fan-outs, and the OpenAI Agents SDK (`Runner.run`, `handoff`,
+    `RunConfig(handoff_input_filter=..., nest_handoff_history=...)`).
     """
 
     ID = "AGENT-OVERSIZED-HANDOFF"

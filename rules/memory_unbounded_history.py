@@ -68,22 +68,42 @@ def growth_label(facts: ChatFacts, site: cst.CSTNode) -> str:
 
 
 class MemoryUnboundedHistory(ChatRule):
-    """
+    r"""
     ## What it does
-    Flags a chat history that outlives the request (an attribute, a dataclass or pydantic
-    field, a module-level list, a per-session dict entry, Streamlit/Chainlit/Flask session
-    state, a Gradio history, a list kept across a chat loop), grows every turn (`append`,
-    `extend`, `+=`, `add_user_message`, ...) and reaches a model whole, with no window on the
-    way: as `messages=`, `input=`, `contents=`, inside `[system, *history]`, or joined into the
-    prompt text. Sinks: OpenAI (chat completions, Responses, sync/async/Azure), Anthropic,
-    LiteLLM, LangChain chat models and chains, LlamaIndex, google-genai, Mistral, Cohere,
-    Ollama, Bedrock `converse`, OpenAI Agents SDK, Pydantic AI and Semantic Kernel. Also flags
-    memories that keep everything: `ConversationBufferMemory`, `RunnableWithMessageHistory`
-    without a trimmer, Agents SDK sessions without a limit, a google-genai chat object kept per
-    session, and Responses API `previous_response_id` chains without `truncation="auto"` or
-    server-side compaction (`context_management=[{"type": "compaction", "compact_threshold": N}]`).
-    Slices at the send (`history[-20:]`), `deque(maxlen=...)`, in-place trimming, token
-    budgets, `trim_messages` and summarizing or windowed memories are bounded and not flagged.
+    Flags a chat history that outlives the request, grows every turn and reaches a model
+    whole, with no bound on the way.
+
+    All three must hold:
+
+    - It outlives the request: a `self`/`cls` attribute or a dataclass or pydantic field, a
+      module-level name, a per-session dict entry such as `sessions[sid]`,
+      `store.setdefault(sid, [])` or a local alias of one (also `h = d.get(k)` /
+      `if h is None: h = d[k] = []`), Streamlit `st.session_state`, Chainlit
+      `cl.user_session`, Flask/Django `session`, Gradio's chat history, a list kept across a
+      chat loop, a variable the chat function closes over, an attribute read through a
+      `@property`, or a list loaded from a module-level store and saved back whole (Redis, a
+      JSON file).
+    - It grows every turn: `append`, `extend`, `insert`, `+=`, `h = h + [...]`,
+      `add_user_message`, or a helper that appends.
+    - The whole of it reaches a model with no bound on the way: as `messages=`, `input=` or
+      `contents=`, inside `[system, *history]`, through a comprehension or a copy, or joined
+      into the prompt text.
+
+    It also flags memories that keep everything, where they are built:
+    `ConversationBufferMemory`, `RunnableWithMessageHistory` without a trimmer, Agents SDK
+    sessions without a limit, google-genai chats kept per session, and Responses API
+    `previous_response_id` chains without `truncation="auto"` or server-side compaction
+    (`context_management=[{"type": "compaction", "compact_threshold": N}]`).
+
+    Not flagged: a slice at or before the send (`history[-20:]`), `deque(maxlen=...)`, in-place
+    trimming, token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
+    summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
+    included, also when a helper sends it), a helper that picks messages in a loop that stops
+    early (a token budget), a history only displayed or stored, and lists that are not chat.
+
+    The finding points at the history expression in the call, with the definition and every
+    growth site as related locations. It carries a cost projection: the tokens sent at turn 50
+    and over the session, as written and with a bounded window (`chatbound cost` shows more).
 
     ## Why is this bad?
     Every call pays for every earlier message again. Turn N re-sends N-1 turns, so a session's
@@ -109,11 +129,79 @@ class MemoryUnboundedHistory(ChatRule):
     ```python
     from chatbound.compaction import bounded_view
 
-    reply = self.client.chat.completions.create(
-        model="gpt-4o", messages=bounded_view(self.messages, last_turns=10)
-    )
+    class Assistant:
+        def __init__(self, client):
+            self.client = client
+            self.messages = []
+
+        def ask(self, text):
+            self.messages.append({"role": "user", "content": text})
+            reply = self.client.chat.completions.create(
+                model="gpt-4o", messages=bounded_view(self.messages, last_turns=10)
+            )
+            self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+            return reply
     ```
     The history stays intact; only the last whole turns (and the system message) are sent.
+
+    ## Fix
+    Safe, for a history kept in a list: the history is wrapped *at the send* in
+    `bounded_view(<history>, last_turns=10)`, and `from chatbound.compaction import
+    bounded_view` is added once (the `chatbound-compaction` package). The stored list is
+    untouched; the view keeps the system prompt and whole turns.
+
+    - Where the code shows items `bounded_view` cannot read, the send gets a plain tail, also
+      safe: records such as `{"author": ..., "text": ...}` rendered into text are sent as
+      `log[-20:]` (a record is no turn, so none is split), and a history that is one growing
+      string as `story[-8000:]` (its last characters; the first line sent may start
+      mid-sentence).
+    - When the send is text that a function of the file renders (`prompt=self.render()`), the
+      history is wrapped where that function reads it, if the function is called only there.
+    - A history the code does not show is wrapped only where it is sent as the messages
+      themselves, not where it is joined into text.
+
+    A framework memory gets the framework's own bound, safe because the stored history stays
+    whole and only what is sent is bounded (each checked against the SDK's source and run
+    against it):
+
+    - LangChain `ConversationBufferMemory(...)` becomes `ConversationBufferWindowMemory(k=10, ...)`.
+    - LangChain `RunnableWithMessageHistory(chain, ...)` gets
+      `RunnablePassthrough.assign(history=itemgetter("history") | trim_messages(...,
+      start_on="human", include_system=True)) | chain`.
+    - An Agents SDK `SQLiteSession(...)` gets `session_settings=SessionSettings(limit=40)`.
+    - A LlamaIndex list is sent as `ChatMemoryBuffer.from_defaults(token_limit=3000,
+      chat_history=list(h)).get()`: a copy, since the buffer appends to the list it is given;
+      a system message first stays first.
+    - A Semantic Kernel `ChatHistory` is sent as a `ChatHistoryTruncationReducer(target_count=20,
+      ...)` copy, reduced before the call.
+    - Pydantic AI gets `message_history=bounded_view(h, last_turns=10)`, and a store
+      `h = result.all_messages()` becomes `h = [*h, *result.new_messages()]`
+      (`all_messages()` would return the bounded history that was sent).
+    - An Agents SDK input list fed back by hand is sent through `bounded_view` and stored as
+      `items + result.to_input_list()[len(result.input):]`.
+    - A Responses API `previous_response_id` chain gets `truncation="auto"`: the server drops
+      the oldest items once the chain outgrows the context window instead of failing with a
+      400. Cost still grows until then, so the message names the lower bounds you add by hand:
+      server-side compaction, `context_management=[{"type": "compaction",
+      "compact_threshold": 20000}]` (the model sees an opaque compaction item instead of the
+      earlier turns; not every model takes it), or turns kept yourself and sent as a bounded
+      `input`.
+    - A google-genai or google-generativeai chat kept per session (the chat is the store and
+      takes no limit) gets its own history trimmed before each send:
+      `chat.get_history(curated=True)[:] = bounded_view(chat.get_history(curated=True),
+      last_turns=10)` (google-genai >= 1.5) or `chat.history = bounded_view(chat.history,
+      last_turns=10)`. The chat then keeps only those turns, so the edit is safe only when
+      the module never reads a chat's history back, and unsafe otherwise.
+
+    ## Frameworks covered
+    Model calls of OpenAI (chat completions and Responses; sync, async and Azure), Anthropic,
+    LiteLLM, LangChain chat models and chains, LlamaIndex, google-genai, Mistral, Cohere,
+    Ollama, Bedrock `converse`, the OpenAI Agents SDK, Pydantic AI and Semantic Kernel.
+    Session state of Streamlit, Chainlit, Flask, Django and Gradio. Memories of LangChain,
+    the OpenAI Agents SDK, google-genai chats and Responses API chains. Fixes read the message
+    shapes of openai, anthropic, litellm, mistral, ollama, groq, Cohere, Bedrock Converse,
+    google-genai `contents`, Hugging Face, AutoGen and LangChain message lists, and text lines
+    joined into a prompt.
     """
 
     ID = "MEMORY-UNBOUNDED-HISTORY"

@@ -30,29 +30,59 @@ class MemoryWindowSplitsTurn(ChatRule):
     `del history[:-N]`, `deque(maxlen=N)`, LangChain `trim_messages` without
     `start_on="human"` or with `include_system=False`) when that history holds tool traffic
     (`role: "tool"` messages, `ToolMessage`, assistant messages with `tool_calls`, Anthropic
-    `tool_result` blocks) or a system message at index 0.
+    `tool_result` blocks) or a system message at index 0. Reported at the bounding
+    expression.
 
     ## Why is this bad?
     A count does not know where a turn starts. The window can begin with a tool result whose
     call was cut away, which OpenAI, Anthropic and Gemini all reject with a 400, or it can
     drop the system prompt at index 0 and the assistant forgets its instructions mid-session.
     It works in testing, with short sessions, and fails in production on the longest ones.
+    `chatbound verify` runs the window over simulated sessions with tool loops and shows the
+    first turn where it breaks.
 
     ## Example
     ```python
-    self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-    reply = client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
+    class Agent:
+        def __init__(self, client):
+            self.client = client
+            self.messages = [{"role": "system", "content": "You are a support agent."}]
+
+        def step(self, call, result):
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            return self.client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
     ```
 
     ## Use instead
     ```python
     from chatbound.compaction import bounded_view
 
-    reply = client.chat.completions.create(
-        model="gpt-4o", messages=bounded_view(self.messages, last_turns=10), tools=TOOLS
-    )
-    # LangChain: trim_messages(..., strategy="last", start_on="human", include_system=True)
+    class Agent:
+        def __init__(self, client):
+            self.client = client
+            self.messages = [{"role": "system", "content": "You are a support agent."}]
+
+        def step(self, call, result):
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            return self.client.chat.completions.create(
+                model="gpt-4o", messages=bounded_view(self.messages, last_turns=10), tools=TOOLS
+            )
     ```
+    `bounded_view` keeps the system message and whole turns, so a tool result never loses its
+    call. With LangChain, `trim_messages(..., strategy="last", start_on="human",
+    include_system=True)`.
+
+    ## Fix
+    Unsafe (`--fix --unsafe-fixes`): a count slice `h[-N:]` becomes
+    `bounded_view(h, last_events=N)`: at most N messages besides the system message, which
+    stays, cut at a turn boundary. It is unsafe because fewer messages may be kept, as whole
+    turns. For `trim_messages` the message names the
+    missing `start_on="human"` and `include_system=True`.
+
+    ## Frameworks covered
+    Message lists of OpenAI, Anthropic and any SDK sent through a model call chatbound knows
+    (see MEMORY-UNBOUNDED-HISTORY), `collections.deque`, and LangChain `trim_messages` and
+    `ToolMessage`.
     """
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"

@@ -104,16 +104,29 @@ def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
 
 
 class PromptOversizedSystem(Rule):
-    """
+    r"""
     ## What it does
-    Flags a system prompt longer than `max-system-tokens` (default 300) tokens in the configured
-    tiktoken encoding (`cl100k_base` by default): a module or class constant named like
-    `SYSTEM_PROMPT` or `INSTRUCTIONS`, a `{"role": "system", ...}` message, Anthropic `system=`,
-    LangChain `SystemMessage(...)` and `("system", ...)`, `Agent(instructions=...)`. The text is
-    resolved statically: constants, concatenation, `"\\n".join`, `textwrap.dedent`, `.strip()`,
-    the literal parts of f-strings, and data files read at import time by a literal path
-    (`Path(__file__).parent / "system.md"`). Reported once, where the text is defined; a block
-    marked for prompt caching (`cache_control`) is not reported.
+    Flags a system prompt longer than `max-system-tokens` (default 300) tokens in the
+    configured tiktoken `encoding` (`cl100k_base` by default).
+
+    A system prompt is:
+
+    - a module or class constant named like `SYSTEM_PROMPT`, `INSTRUCTIONS` or `PROMPT` (not
+      `USER_PROMPT`, `SUMMARY_PROMPT` or `SYSTEM_REQUIREMENTS`);
+    - a `{"role": "system" | "developer", "content": ...}` message;
+    - Anthropic `system=`, Gemini `system_instruction=`;
+    - LangChain `SystemMessage(...)` and `("system", ...)` templates;
+    - `Agent(instructions=...)` or `system_prompt=`, `create_react_agent(prompt=...)`.
+
+    The text is resolved without running the code: constants, implicit concatenation, `+`,
+    `"\n".join([...])`, `textwrap.dedent`, `.strip()`, the literal parts of f-strings and
+    `.format` templates (the message then says "at least"), and data files read at import
+    time by a literal path, relative to the analyzed file
+    (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
+    a file is read as text, never imported. Reported once per text, where it is defined; a
+    block marked for prompt caching (`cache_control`) is not reported. The message gives the
+    count and the encoding.
+
     ## Why is this bad?
     The system prompt is sent with every call of every turn. An evergreen block that covers
     every case (billing, SSO, seats, security...) costs its full size on each request, even
@@ -122,8 +135,29 @@ class PromptOversizedSystem(Rule):
 
     ## Example
     ```python
-    SYSTEM_PROMPT = \"\"\"You are Acme's support assistant. Billing: ... SSO: ... Seats: ...
-    (two pages of rules for every topic)\"\"\"
+    SYSTEM_PROMPT = '''You are Acme's support assistant. Be friendly, concise and accurate.
+    Billing: invoices are issued on the first day of each month; refunds within 30 days go to
+    the original card, later ones become account credit; never promise a refund over $500.
+    Single sign-on: Okta, Azure AD and Google Workspace are supported on the Business plan; SAML
+    metadata lives under Settings > Security; SCIM provisioning needs an admin token.
+    Seats: admins add seats under Settings > Team; removed seats are credited at the next renewal;
+    the Starter plan is limited to five seats and cannot be upgraded mid-cycle.
+    Exports: CSV and JSON exports run in the background and are emailed within an hour; exports
+    over 2 GB are split into parts; audit-log exports need the Enterprise plan.
+    Security: never ask for passwords or full card numbers; direct vulnerability reports to
+    security@acme.example; do not confirm whether an email address has an account.
+    Outages: check status.acme.example first; apologise, give the incident link, and never
+    estimate a fix time that the status page does not state.
+    Accounts: email changes need confirmation from both addresses; deleted workspaces can be
+    restored by an admin within 14 days, after which every file and message is gone for good.
+    Tone: no emojis, no marketing language, one short paragraph unless the user asks for steps;
+    if you are unsure, say so and offer to open a ticket with a human agent, then ask whether
+    the answer solved the problem.
+    '''
+    ```
+    chatbound reports it where the text is defined:
+    ```text
+    prompts.py:1:17: PROMPT-OVERSIZED-SYSTEM System prompt is 311 tokens (cl100k_base) and is sent with every call (max-system-tokens is 300).
     ```
 
     ## Use instead
@@ -132,6 +166,17 @@ class PromptOversizedSystem(Rule):
     # load the topic's rules only when the question is about it (a retrieved snippet or a tool),
     # and mark the stable prefix for prompt caching
     ```
+
+    ## Fix
+    None automatic: which instructions a request needs is a design decision.
+
+    ## Frameworks covered
+    OpenAI (`system` and `developer` messages, Agents SDK `instructions=`), Anthropic
+    (`system=`, `cache_control`), Gemini (`system_instruction=`), LangChain (`SystemMessage`,
+    `("system", ...)` templates, `create_react_agent(prompt=...)`), and any agent class taking
+    `instructions=` or `system_prompt=`. Token counts: tiktoken, offline (`cl100k_base` is
+    bundled; other encodings are read from `TIKTOKEN_CACHE_DIR`, and counts fall back to
+    ceil(characters / 4), marked `chars/4`, when an encoding cannot be loaded).
     """
 
     ID = "PROMPT-OVERSIZED-SYSTEM"

@@ -81,12 +81,19 @@ def _count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpressi
 class RagExcessiveTopK(Rule):
     """
     ## What it does
-    Flags retrieval calls that ask for more results per query than `max-top-k` (default 8):
-    `similarity_search*` and `max_marginal_relevance_search` (`k`), `as_retriever(search_kwargs=
-    {"k": ...})`, LlamaIndex `similarity_top_k`, Chroma `n_results`, Pinecone `top_k`, Qdrant
-    and Weaviate `limit`, and pgvector `ORDER BY embedding <-> ... LIMIT n` queries, when the
-    count is a literal or a constant. A wide first stage whose results a reranker cuts to a few
-    (`top_n` within the limit) is not flagged, nor is `fetch_k`.
+    Flags a retrieval call that asks for more results per query than `max-top-k` (default 8),
+    when the count is a literal or a constant.
+
+    Retrieval calls:
+
+    - `similarity_search*` and `max_marginal_relevance_search` (`k`, not `fetch_k`);
+    - `as_retriever(search_kwargs={"k": ...})`;
+    - LlamaIndex `similarity_top_k`, Chroma `n_results`, Pinecone `top_k`, Qdrant and
+      Weaviate `limit`;
+    - pgvector queries, `ORDER BY embedding <-> ... LIMIT n`.
+
+    Not flagged: a wide first stage whose results a reranker cuts to a few (`top_n` within the
+    limit).
 
     ## Why is this bad?
     Every retrieved chunk is pasted into the prompt of every turn. Twenty chunks of a few hundred
@@ -104,6 +111,13 @@ class RagExcessiveTopK(Rule):
     # or retrieve wide and rerank to a few before the prompt:
     reranker = CohereRerank(top_n=4)
     ```
+
+    ## Fix
+    None automatic: the right count depends on the chunk size and the question.
+
+    ## Frameworks covered
+    LangChain vector stores and retrievers, LlamaIndex, Chroma, Pinecone, Qdrant, Weaviate and
+    pgvector SQL.
     """
 
     ID = "RAG-EXCESSIVE-TOP-K"

@@ -76,18 +76,32 @@ class Attachment:
 class ToolsAllRegistered(Rule):
     """
     ## What it does
-    Flags a model or agent call given `max-tools` (default 5) or more tools: `bind_tools([...])`,
-    `tools=[...]` on OpenAI, Anthropic, LiteLLM and Gemini calls, `Agent(tools=...)` (OpenAI
-    Agents, CrewAI, Pydantic AI), `create_agent`/`create_react_agent`, a Pydantic AI agent with
-    many `@agent.tool` functions, and a catch-all list such as `ALL_TOOLS`. Lists are followed
-    through names bound once, `+`, `*` unpacking, `.values()` and unfiltered comprehensions. The
-    message counts the tools and, where their schemas can be read (dict literals, functions of
-    the file or of a sibling module it imports), their tokens. A list chosen per request is not
-    flagged.
+    Flags a model or agent call given `max-tools` (default 5) or more tools, the same ones
+    whatever the request.
+
+    Tools are attached by:
+
+    - `bind_tools([...])`;
+    - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls;
+    - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class);
+    - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
+    - a Pydantic AI agent with that many `@agent.tool` functions;
+    - a catch-all name such as `ALL_TOOLS` whose size is not visible.
+
+    Lists are followed through names bound once, `+`, `*` unpacking, `list(d.values())` and
+    comprehensions without a filter; a list attached twice (`bind_tools(TOOLS)`,
+    `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas
+    can be read (dict literals, functions of the file or of a sibling module it imports),
+    their tokens in the configured `encoding`.
+
+    Not flagged: toolsets chosen per request (a lookup, a function, a filtered comprehension,
+    a tool retriever), tool executors and MCP servers.
+
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not
     the request can use it: seven modest tool schemas are about 500 input tokens (cl100k_base)
-    on every call, paid again on each turn and each step of a tool loop. A long menu also makes the model pick the wrong tool more often.
+    on every call, paid again on each turn and each step of a tool loop. A long menu also
+    makes the model pick the wrong tool more often.
 
     ## Example
     ```python
@@ -99,11 +113,20 @@ class ToolsAllRegistered(Rule):
 
     ## Use instead
     ```python
-    TOOLS_BY_TOPIC = {"billing": [invoice_tool, refund_tool], "sso": [sso_tool], ...}
+    TOOLS_BY_TOPIC = {"billing": [invoice_tool, refund_tool], "sso": [sso_tool], "usage": [usage_tool]}
     response = client.chat.completions.create(
         model="gpt-4o", messages=messages, tools=TOOLS_BY_TOPIC[classify(question)],
     )
     ```
+
+    ## Fix
+    None automatic: which tools a request needs is the application's to decide.
+
+    ## Frameworks covered
+    OpenAI (model calls and the Agents SDK), Anthropic, LiteLLM, Gemini, LangChain and
+    LangGraph (`bind_tools`, `ToolNode`, `create_agent`, `create_react_agent`,
+    `create_tool_calling_agent`), CrewAI and Pydantic AI. Token counts as for
+    PROMPT-OVERSIZED-SYSTEM.
     """
 
     ID = "TOOLS-ALL-REGISTERED"

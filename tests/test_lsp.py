@@ -122,7 +122,7 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     # k=20 on line 3 is within max-top-k = 25 from pyproject.toml: not reported
     first, second = published["diagnostics"]
     assert first["code"] == "RAG-EXCESSIVE-TOP-K" and first["source"] == "chatbound"
-    assert first["codeDescription"]["href"] == "https://github.com/chatbound/chatbound/blob/main/README.md#rag-excessive-top-k"
+    assert first["codeDescription"]["href"] == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
     assert first["severity"] == 2  # medium -> Warning
     assert first["range"] == lsp_range(1, 34, 1, 41)
     assert first["message"].startswith("Retrieval asks for 30 results per query (k=30, from TOP_K = 30 (line 1))")

@@ -43,21 +43,22 @@ def test_every_rule_carries_the_fields_code_scanning_shows(write):
     assert rule["name"] == "rag-excessive-top-k"
     assert rule["shortDescription"]["text"] == "Retrieval puts more chunks into each prompt than the answer needs."
     full = rule["fullDescription"]["text"]
-    assert full.startswith("Flags retrieval calls that ask for more results") and len(full) <= 1024
+    assert full.startswith("Flags a retrieval call that asks for more results") and len(full) <= 1024
+    assert "Every retrieved chunk is pasted into the prompt" in full  # why it costs, after the overview
     assert "\n" not in full and "##" not in full
-    assert rule["helpUri"] == "https://github.com/chatbound/chatbound/blob/main/README.md#rag-excessive-top-k"
+    assert rule["helpUri"] == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
     assert rule["properties"] == {"tags": ["cost", "llm", "rag"], "precision": "high", "problem.severity": "warning"}
     assert rule["defaultConfiguration"] == {"level": "warning"}
 
 
-def test_help_markdown_is_the_docstring_with_options_and_help_is_its_plain_text(write):
+def test_help_markdown_is_the_rule_page_and_help_is_its_plain_text(write):
     rule = rule_descriptor(sarif(write({"app.py": BAD_TOP_K})), "RAG-EXCESSIVE-TOP-K")
     markdown, text = rule["help"]["markdown"], rule["help"]["text"]
-    assert markdown.startswith("## What it does\nFlags retrieval calls")
+    assert markdown.startswith("## What it does\nFlags a retrieval call")
     assert "```python\ndocs = vector_store.similarity_search(question, k=20)\n```" in markdown
     assert "- `max-top-k` (default `8`): Most results per retrieval before a finding." in markdown
-    assert markdown.endswith("More: [RAG-EXCESSIVE-TOP-K](https://github.com/chatbound/chatbound/blob/main/README.md#rag-excessive-top-k)")
-    assert text.startswith("What it does:\nFlags retrieval calls")
+    assert markdown.endswith("More: [RAG-EXCESSIVE-TOP-K](https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md)")
+    assert text.startswith("What it does:\nFlags a retrieval call")
     assert "\nWhy is this bad:\n" in text
     assert "\n    docs = vector_store.similarity_search(question, k=20)\n" in text
     assert "- max-top-k (default 8): Most results" in text

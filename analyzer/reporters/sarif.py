@@ -10,7 +10,7 @@ from typing import Any
 import attr
 import sarif_om as om
 
-from .. import __version__
+from .. import __version__, docs
 from ..findings import Finding, Severity, Span
 from ..registry import all_rules
 from ..rule import HOMEPAGE, Rule
@@ -64,12 +64,8 @@ def _location(path: str, span: Span, message: str | None = None, id: int | None 
 
 
 def help_markdown(rule: type[Rule]) -> str:
-    """The rule's documentation, its options and a link: what code scanning shows as help."""
-    options = "".join(
-        f"\n- `{name}` (default `{option.default}`): {option.help}" for name, option in rule.OPTIONS.items()
-    )
-    text = rule.doc() + (f"\n\n## Options (`[tool.chatbound.options]`){options}" if options else "")
-    return f"{text}\n\nMore: [{rule.ID}]({rule.help_url()})"
+    """The rule's page without its title, and a link to it: what code scanning shows as help."""
+    return f"{docs.body(rule)}\n\nMore: [{rule.ID}]({rule.help_url()})"
 
 
 def help_text(rule: type[Rule]) -> str:
