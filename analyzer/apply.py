@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .atomic import write_atomic
 from .findings import Edit, FileError, FileResult, Finding
+from .notebooks import is_notebook
 from .runner import read_source
 
 if TYPE_CHECKING:  # LibCST loads when a fix is tried: the CLI imports this module on every run
@@ -168,7 +169,10 @@ def fix_findings(
         if isinstance(source, FileError):
             report.errors.append(str(source))
             continue
-        fixed = fix_source(source, shown, file_findings, rules, options, unsafe, str(path.resolve().parent))
+        fixer = fix_source
+        if is_notebook(shown):
+            from .notebook_fixes import fix_notebook as fixer
+        fixed = fixer(source, shown, file_findings, rules, options, unsafe, str(path.resolve().parent))
         if fixed.error:
             report.errors.append(f"{shown}: {fixed.error}")
             continue
@@ -203,7 +207,7 @@ def fix_messages(report: FixReport) -> list[str]:
     for file in report.files:
         for finding, reason in file.dropped:
             lines.append(
-                f"warning: {finding.path}:{finding.span.line}:{finding.span.col}: "
+                f"warning: {finding.path}:{finding.span.where}: "
                 f"fix for {finding.rule_id} not applied: {reason}"
             )
     return lines

@@ -128,9 +128,10 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.chatbound_cache/).")
+@click.option("--no-notebooks", is_flag=True, help="Skip Jupyter notebooks (.ipynb); `notebooks = false` in the config.")
 def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
           statistics, fail_on, exit_zero, config, show_suppressed, quiet,
-          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff, no_cache) -> None:
+          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff, no_cache, no_notebooks) -> None:
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
@@ -138,6 +139,7 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         select=_codes(select), ignore=_codes(ignore), exclude=_patterns(exclude),
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
+    settings.notebooks = settings.notebooks and not no_notebooks
     try:
         result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
     except ConfigError as exc:

@@ -39,6 +39,7 @@ class Settings:
     encoding: str = "cl100k_base"
     turn_tokens: int = 400
     options: dict[str, Any] = field(default_factory=dict)
+    notebooks: bool = True  # check Jupyter notebooks (.ipynb) found in folders
 
     @property
     def excludes(self) -> list[str]:
@@ -109,6 +110,12 @@ def check_options(settings: Settings) -> None:
         raise ConfigError(f"{settings.config_path}: {exc}" if settings.config_path else str(exc)) from None
 
 
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"`{key}` must be true or false, got {value!r}")
+    return value
+
+
 def _string(key: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"`{key}` must be a non-empty string, got {value!r}")
@@ -125,6 +132,7 @@ KEYS = {
     "encoding": ("encoding", _string),
     "turn-tokens": ("turn_tokens", _positive_int),
     "options": ("options", _options),
+    "notebooks": ("notebooks", _bool),
 }
 
 

@@ -18,6 +18,7 @@ from pathspec.util import normalize_file
 from .findings import FileError
 
 SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"  # Jupyter notebooks, checked by default as ruff does since 0.6
 
 
 @dataclass
@@ -101,10 +102,12 @@ def _excluded(anchored: list[tuple[_Patterns, str]], name: str, is_dir: bool) ->
 
 
 def discover(
-    paths: list[Path], root: Path, excludes: list[str], force_exclude: bool = False
+    paths: list[Path], root: Path, excludes: list[str], force_exclude: bool = False, notebooks: bool = True
 ) -> Discovery:
-    """Python files under `paths`, sorted; unreadable paths become errors, not crashes."""
+    """Python files (and notebooks unless `notebooks` is False) under `paths`, sorted;
+    unreadable paths become errors, not crashes."""
     found = Discovery()
+    suffixes = (*SUFFIXES, NOTEBOOK_SUFFIX) if notebooks else SUFFIXES
     ignores = _Ignores(str(root.resolve()), excludes)
     files: list[str] = []
     for given in paths:
@@ -113,15 +116,15 @@ def discover(
             found.errors.append(FileError(str(given), "no such file or directory"))
         elif os.path.isdir(path):
             ignores.load_parents(path)
-            _walk(path, ignores, files, found)
-        elif not (force_exclude and ignores.excluded(path, is_dir=False)):
+            _walk(path, ignores, files, found, suffixes)
+        elif not (force_exclude and ignores.excluded(path, is_dir=False)) and (notebooks or not path.endswith(NOTEBOOK_SUFFIX)):
             files.append(path)
     # sorted as Paths sort, part by part: as strings whose separator sorts before any character
     found.files = [Path(path) for path in sorted(set(files), key=lambda path: path.replace(os.sep, "\0"))]
     return found
 
 
-def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery) -> None:
+def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery, suffixes: tuple[str, ...]) -> None:
     def on_error(error: OSError) -> None:
         found.errors.append(FileError(error.filename or top, f"cannot read directory: {error.strerror}"))
 
@@ -133,5 +136,5 @@ def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery) -> No
         files.extend(
             os.path.join(directory, name)
             for name in filenames
-            if name.endswith(SUFFIXES) and not _excluded(anchored, name, is_dir=False)
+            if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
         )

@@ -31,12 +31,19 @@ class Severity(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Span:
-    """A source range with 1-based lines and 1-based columns (end column exclusive)."""
+    """A source range with 1-based lines and 1-based columns (end column exclusive); in a
+    notebook, lines count within `cell`, the notebook's 1-based cell number (0: not a notebook)."""
 
     line: int
     col: int
     end_line: int
     end_col: int
+    cell: int = 0
+
+    @property
+    def where(self) -> str:
+        """`line:col`, or `cell N:line:col` in a notebook (as ruff prints it)."""
+        return f"cell {self.cell}:{self.line}:{self.col}" if self.cell else f"{self.line}:{self.col}"
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,7 @@ class Finding:
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.span.line, self.span.col, self.rule_id)
+        return (self.path, self.span.cell, self.span.line, self.span.col, self.rule_id)
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,12 @@ def _imports(module: cst.Module) -> set[str]:
     return found
 
 
-def import_edit(module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str], statement: str) -> Edit | None:
-    """Insert ``statement`` after the last top-level import (else the docstring), or None if present."""
+def import_edit(
+    module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str], statement: str, use: int
+) -> Edit | None:
+    """Insert ``statement`` after the last top-level import above line ``use``, where the name
+    is used (else the docstring), or None if present: an import further down would run after
+    the use in a notebook, whose cells are joined in the order they run."""
     base, name = re.match(r"from (\S+) import (\w+)", statement).groups()
     if f"{base}.{name}" in _imports(module):
         return None
@@ -141,7 +145,7 @@ def import_edit(module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[st
             continue
         small = node.body[0]
         docstring = index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
-        if docstring or isinstance(small, (cst.Import, cst.ImportFrom)):
+        if (docstring or isinstance(small, (cst.Import, cst.ImportFrom))) and positions[node].end.line < use:
             anchor = node
     if anchor is None:
         first = next(iter(module.body), None)
@@ -333,7 +337,7 @@ def _wrap(
         name = statement.rsplit(" ", 1)[1]
         if _name_is_taken(module, name, statement):
             return None
-        edit = import_edit(module, wrapper, lines, statement)
+        edit = import_edit(module, wrapper, lines, statement, finding.span.line)
         if edit is not None:
             edits.append(edit)
     return Fix(description, tuple(edits), safe)

@@ -4,12 +4,15 @@ It calls the runner the CLI calls (`runner.check_source` on the buffer's text, w
 `[tool.chatbound]` settings found from the document's path), so the problem panel and
 `chatbound check` agree. Diagnostics are published on open, on save and, debounced, on
 change; a finding with a `fix` offers it as a quick fix, and every finding offers an
-`# chatbound: ignore[ID]` comment.
+`# chatbound: ignore[ID]` comment. A notebook opened as its JSON text gets its diagnostics on the
+lines of that text that hold the cells' code, and no code actions (an edit there would have to
+rewrite JSON strings; `chatbound check --fix` fixes notebooks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from .config import ConfigError, load_settings
 from .discovery import discover
 from .findings import Finding, Severity, Span
 from .noqa import commented_lines
+from .notebooks import Notebook, NotebookError
 from .registry import rule_by_id
 from .runner import check_source
 
@@ -47,12 +51,24 @@ server = ChatboundServer()
 
 def to_range(span: Span, document: TextDocument) -> types.Range:
     """Our 1-based line and column (code points) to LSP's 0-based position in the client's
-    units (UTF-16 unless negotiated): the one place that conversion happens."""
+    units (UTF-16 unless negotiated): the one place that conversion happens. A notebook cell's
+    span is first placed in the notebook's JSON text, which is what the editor shows."""
+    if span.cell:
+        notebook = _notebook(document.source)
+        span = notebook.file_span(span) if notebook is not None else Span(1, 1, 1, 1)
     points = types.Range(
         start=types.Position(line=span.line - 1, character=span.col - 1),
         end=types.Position(line=span.end_line - 1, character=span.end_col - 1),
     )
     return document.position_codec.range_to_client_units(document.lines, points)
+
+
+@functools.lru_cache(maxsize=4)
+def _notebook(text: str) -> Notebook | None:
+    try:
+        return Notebook.parse(text)
+    except NotebookError:
+        return None
 
 
 def document_path(document: TextDocument) -> Path:
@@ -68,7 +84,7 @@ def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
     except ConfigError as exc:
         report_once(ls, str(exc))
         return []
-    if path.exists() and not discover([path], settings.root, settings.excludes, force_exclude=True).files:
+    if path.exists() and not discover([path], settings.root, settings.excludes, True, settings.notebooks).files:
         return []  # excluded by the configuration, as pre-commit's --force-exclude would
     result = check_source(document.source, path, settings)
     if result.error is not None:
@@ -188,7 +204,7 @@ def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[typ
     actions = []
     for finding in findings_for(ls, document):
         diag = diagnostic(finding, document)
-        if not _overlaps(diag.range, params.range):
+        if not _overlaps(diag.range, params.range) or finding.span.cell:
             continue
         if finding.fix is not None:
             actions.append(fix_action(finding, document, diag))

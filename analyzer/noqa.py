@@ -5,6 +5,7 @@ reported line ends inside a string or a backslash continuation (both lines are w
 `suppressions.apply_suppressions` looks). An existing `# chatbound: ignore[...]` on that
 line gains the new ids; any other comment is kept and ours follows it. A file is replaced
 atomically (temp file + os.replace, permissions kept) and only when the result still parses.
+In a notebook the comments go into the cells' own text, and only those cells' `source` changes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import libcst as cst
 from .atomic import write_atomic
 from .findings import FileError, Finding
 from .fixes import source_lines
+from .notebooks import Notebook, NotebookError, is_notebook, python_lines
 from .suppressions import PATTERN
 
 
@@ -93,8 +95,38 @@ def commented_lines(source: str, findings: list[Finding]) -> tuple[dict[int, str
     return {n: with_ids(lines[n - 1], ids, info.comments.get(n)) for n, ids in wanted.items()}, homeless
 
 
+def _with_comments(text: str, new_lines: dict[int, str]) -> str:
+    lines = source_lines(text)
+    for number, line in new_lines.items():
+        old = lines[number - 1]
+        lines[number - 1] = line + old[len(old.rstrip("\r\n")):]
+    return "".join(lines)
+
+
+def _commented_notebook(raw: bytes, findings: list[Finding]) -> tuple[bytes, list[Finding]]:
+    """The notebook with the comments in its cells (each cell tokenized on its own, magics as
+    Python of no consequence), and the findings no line can hold a comment for."""
+    notebook = Notebook.parse(raw)
+    texts, homeless = {}, []
+    for cell in sorted({f.span.cell for f in findings}):
+        own = notebook.sources[cell]
+        new_lines, left = commented_lines(python_lines(own)[0], [f for f in findings if f.span.cell == cell])
+        texts[cell], homeless = _with_comments(own, new_lines), homeless + left
+    data = notebook.with_cells(texts).encode("utf-8") if texts else raw
+    cst.parse_module(Notebook.parse(data).code)  # the cells must still parse
+    return data, homeless
+
+
 def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) -> None:
     shown = findings[0].path
+    if is_notebook(shown):
+        try:
+            data, homeless = _commented_notebook(path.read_bytes(), findings)
+        except (OSError, NotebookError, SyntaxError, tokenize.TokenError, cst.ParserSyntaxError) as exc:
+            result.errors.append(FileError(shown, f"cannot add ignore comments: {exc}"))
+            return
+        _write(path, shown, data, findings, homeless, result)
+        return
     try:
         raw = path.read_bytes()
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
@@ -103,21 +135,25 @@ def add_noqa_to_file(path: Path, findings: list[Finding], result: NoqaResult) ->
     except (OSError, UnicodeError, SyntaxError, tokenize.TokenError) as exc:
         result.errors.append(FileError(shown, f"cannot add ignore comments: {exc}"))
         return
-    result.warnings += [
-        f"{shown}:{f.span.line}: no line of the statement can hold a comment; {f.rule_id} left as is"
-        for f in homeless
-    ]
     if not new_lines:
+        _write(path, shown, b"", findings, homeless, result)
         return
-    lines = source_lines(source)
-    for number, text in new_lines.items():
-        old = lines[number - 1]
-        lines[number - 1] = text + old[len(old.rstrip("\r\n")):]
-    data = "".join(lines).encode(encoding)
+    data = _with_comments(source, new_lines).encode(encoding)
     try:
         cst.parse_module(data)
     except Exception as exc:  # never write a file that would no longer parse
         result.errors.append(FileError(shown, f"left unchanged: it would not parse ({type(exc).__name__})"))
+        return
+    _write(path, shown, data, findings, homeless, result)
+
+
+def _write(path: Path, shown: str, data: bytes, findings: list[Finding], homeless: list[Finding], result: NoqaResult) -> None:
+    result.warnings += [
+        f"{shown}:{f'cell {f.span.cell}:' if f.span.cell else ''}{f.span.line}: no line of the statement can hold "
+        f"a comment; {f.rule_id} left as is"
+        for f in homeless
+    ]
+    if len(homeless) == len(findings):
         return
     try:
         write_atomic(path, data)

@@ -27,6 +27,7 @@ from .cache import Cache
 from .config import Settings, check_options
 from .discovery import below, discover
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
+from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
 from .registry import matches, select_rules
 
 if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
@@ -63,6 +64,7 @@ class _Job:
     rules: tuple[type[Rule], ...]  # those that may report on the file
     narrowed: bool  # True: `rules` are already those whose triggers occur in the file
     valid: bool = False  # True: CPython parsed the file while narrowing (no syntax check left)
+    cells: Cells | None = None  # a notebook: `source` is its joined code, placed back in cells
 
 
 def display_path(path: Path, cwd: str = "") -> str:
@@ -84,16 +86,17 @@ def rule_options(settings: Settings) -> dict:
 
 def read_source(path: Path, shown: str) -> bytes | FileError:
     """The file's bytes, or why they cannot be had: missing, unreadable, a symlink loop,
-    not a regular file (a FIFO would block the run), or larger than MAX_FILE_BYTES."""
+    not a regular file (a FIFO would block the run), or larger than MAX_FILE_BYTES (a
+    notebook: MAX_NOTEBOOK_BYTES, most of it outputs; its code is held to MAX_FILE_BYTES)."""
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(shown) else MAX_FILE_BYTES
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
             status = os.fstat(handle)
             if not stat.S_ISREG(status.st_mode):
                 return FileError(shown, "not a regular file")
-            if status.st_size > MAX_FILE_BYTES:
-                return FileError(shown, f"file too large to analyze ({status.st_size / 1048576:.1f} MB; the "
-                                 f"limit is {MAX_FILE_BYTES // 1048576} MB): generated code or data? exclude it")
+            if status.st_size > limit:
+                return _too_large(shown, status.st_size, limit)
             chunks = [os.read(handle, status.st_size + 1)]  # all of it, unless it grew since fstat
             while chunks[-1]:
                 chunks.append(os.read(handle, 1 << 20))
@@ -104,14 +107,29 @@ def read_source(path: Path, shown: str) -> bytes | FileError:
         return FileError(shown, f"cannot read: {one_line(exc.strerror or exc)}")
 
 
+def _too_large(shown: str, size: int, limit: int) -> FileError:
+    return FileError(shown, f"file too large to analyze ({size / 1048576:.1f} MB; the limit is "
+                     f"{limit // 1048576} MB): generated code or data? exclude it")
+
+
 def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileResult:
     shown = display_path(path)
     source = read_source(path, shown)
     if isinstance(source, FileError):
         return FileResult(shown, error=source)
+    return _analyze_one(source, shown, rules, options, str(path.resolve().parent))
+
+
+def _analyze_one(source: bytes | str, shown: str, rules: Sequence[type[Rule]], options: dict, directory: str) -> FileResult:
+    """One file, a notebook's code cells included."""
     from .analysis import analyze_source
 
-    return analyze_source(source, shown, rules, options, directory=str(path.resolve().parent))
+    if not is_notebook(shown):
+        return analyze_source(source, shown, rules, options, directory=directory)
+    notebook = read(source, shown)
+    if isinstance(notebook, FileError):
+        return FileResult(shown, error=notebook)
+    return in_cells(analyze_source(notebook.code, shown, rules, options, directory=directory), notebook.index)
 
 
 def per_file_ignores(settings: Settings) -> list[tuple[pathspec.GitIgnoreSpec, list[str]]]:
@@ -143,7 +161,7 @@ def run(
     `--no-cache` turns it off); `precheck=False` parses every file; `progress` shows a bar
     on stderr for long runs when stderr is a terminal.
     """
-    found = discover(paths, settings.root, settings.excludes, force_exclude)
+    found = discover(paths, settings.root, settings.excludes, force_exclude, settings.notebooks)
     result = RunResult(errors=list(found.errors), files=len(found.files))
     options = rule_options(settings)
     store = Cache.open(settings.root, settings.select, settings.ignore, options) if cache else None
@@ -165,25 +183,37 @@ def run(
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
-    jobs = [_Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
-            for index, path, shown, source in misses]
+    jobs: list[_Job] = []
     done: list[tuple[_Job, FileResult]] = []
+    notebooks: dict[int, bytes] = {}  # a notebook's own bytes, which key its cache entry
+    for index, path, shown, source in misses:
+        job = _Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
+        if is_notebook(shown):
+            notebooks[index] = source
+        opened = _notebook_job(job) if is_notebook(shown) else job
+        if isinstance(opened, FileResult):  # not a notebook we can read
+            done.append((job, opened))
+        else:
+            jobs.append(opened)
     if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
         narrowed = [_narrowed(job, options) for job in jobs]
-        done = [(job, _skipped(job)) for job in narrowed if not job.rules]
+        done += [(job, _skipped(job)) for job in narrowed if not job.rules]
         jobs = [job for job in narrowed if job.rules]
 
     with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
         done.extend(_analyze_all(jobs, options, advance))
     for job, file_result in sorted(done, key=lambda pair: pair[0].index):
+        if job.cells is not None:
+            file_result = in_cells(file_result, job.cells)
         outcomes[job.index] = file_result
         if file_result.parsed:
             result.parsed.append(job.shown)
         if store is not None and not file_result.transient:  # the same bytes give the same error too
-            if file_result.parsed or file_result.error is not None:
-                store.put(job.shown, job.source, file_result)
+            source = notebooks.get(job.index, job.source)
+            if file_result.parsed or file_result.error is not None or file_result.warnings:
+                store.put(job.shown, source, file_result)
             else:
-                store.skip(job.shown, job.source)
+                store.skip(job.shown, source)
     if store is not None:
         store.flush()
 
@@ -204,11 +234,9 @@ def run(
 def check_source(source: bytes | str, path: Path, settings: Settings) -> FileResult:
     """One file's findings from text that may be unsaved (the language server's view),
     with the same rules, options and per-file ignores as `run`."""
-    from .analysis import analyze_source
-
     rules = select_rules(settings.select, settings.ignore)
     directory = str(path.resolve().parent)
-    result = analyze_source(source, display_path(path), rules, rule_options(settings), directory=directory)
+    result = _analyze_one(source, display_path(path), rules, rule_options(settings), directory)
     findings = with_fingerprints(result.findings, project_path(path, settings.root))
     result.findings = without_ignored(findings, path, settings, per_file_ignores(settings))
     return result
@@ -246,6 +274,17 @@ def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> t
         kept = tuple(rule for rule in found if rule.may_report_tree(tree, options))
         del tree  # freed before the collector is back (see python_syntax_error)
     return kept, True
+
+
+def _notebook_job(job: _Job) -> _Job | FileResult:
+    """The job on the notebook's joined code, or why the notebook cannot be checked."""
+    notebook = read(job.source, job.shown)
+    if isinstance(notebook, FileError):
+        return FileResult(job.shown, error=notebook, parsed=False)
+    code = notebook.code.encode("utf-8")
+    if len(code) > MAX_FILE_BYTES:
+        return FileResult(job.shown, error=_too_large(job.shown, len(code), MAX_FILE_BYTES), parsed=False)
+    return replace(job, source=code, cells=notebook.index)
 
 
 def _narrowed(job: _Job, options: dict) -> _Job:

@@ -315,7 +315,7 @@ def report_line(finding: Finding, verdict: Verdict) -> str:
     status = "holds" if verdict.holds else "FAILS"
     detail = "; ".join(verdict.problems)
     return (
-        f"{finding.path}:{finding.span.line}:{finding.span.col}: {finding.snippet.splitlines()[0][:60]} "
+        f"{finding.path}:{finding.span.where}: {finding.snippet.splitlines()[0][:60]} "
         f"[{verdict.bound.describe()}] {status}: worst {verdict.worst_tokens:,} tokens per call"
         + (f"; {detail}" if detail else "")
     )
@@ -339,7 +339,7 @@ def verify_paths(paths, settings, turns: int = TURNS) -> VerifyRun:
     from .discovery import discover
     from .runner import check_file, rule_options
 
-    found = discover(list(paths), settings.root, settings.excludes, False)
+    found = discover(list(paths), settings.root, settings.excludes, False, settings.notebooks)
     out = VerifyRun(errors=[str(e) for e in found.errors])
     options = rule_options(settings)
     verdicts: dict[str, Verdict] = {}

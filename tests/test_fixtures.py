@@ -19,7 +19,7 @@ def expected(folder) -> set[tuple[str, int, str]]:
     for raw in (folder / "expected.txt").read_text().splitlines():
         line = raw.split("#", 1)[0].strip()
         if line:
-            location, rule_id = line.split()
+            location, rule_id = line.rsplit(None, 1)  # a notebook's location is `file:cell N:LINE`
             path, number = location.rsplit(":", 1)
             if rule_id in IMPLEMENTED:
                 found.add((path, int(number), rule_id))
@@ -31,7 +31,7 @@ def test_fixture_findings_match_expectations(folder, monkeypatch):
     monkeypatch.chdir(folder)
     result = run([folder], Settings(root=folder))
     assert result.errors == []
-    found = {(f.path, f.span.line, f.rule_id) for f in result.active}
+    found = {(f.path + (f":cell {f.span.cell}" if f.span.cell else ""), f.span.line, f.rule_id) for f in result.active}
     assert found == expected(folder)
 
 

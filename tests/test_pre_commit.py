@@ -57,7 +57,7 @@ def test_hook_definitions():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"chatbound", "chatbound-fix"}
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"]  # notebooks too, as ruff's hook
         assert hook["require_serial"] is True and "--force-exclude" in hook["entry"]
         assert hook["additional_dependencies"] == ["./analyzer/compaction"]  # the engine, from this repo
         assert "sarif" not in hook["entry"]  # batches would overwrite one report

@@ -7,8 +7,7 @@ from ..runner import RunResult
 
 
 def line(finding: Finding) -> str:
-    span = finding.span
-    return f"{finding.path}:{span.line}:{span.col}: {finding.rule_id} [{finding.severity.label}] {finding.message}"
+    return f"{finding.path}:{finding.span.where}: {finding.rule_id} [{finding.severity.label}] {finding.message}"
 
 
 def render(result: RunResult, findings: list[Finding], colour: bool = False) -> str:

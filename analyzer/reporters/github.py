@@ -1,8 +1,13 @@
-"""GitHub Actions workflow commands: annotations on the pull request's diff."""
+"""GitHub Actions workflow commands: annotations on the pull request's diff.
+
+A notebook finding is annotated on the line of the notebook's JSON text holding the cell's
+code (the diff of an .ipynb file is a diff of that text), its message starting with the cell
+position (`cell 3:5:9: ...`)."""
 
 from __future__ import annotations
 
 from ..findings import Finding, Severity
+from ..notebooks import file_span
 from ..runner import RunResult
 
 LEVELS = {Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "notice"}
@@ -17,7 +22,7 @@ def _property(text: str) -> str:
 
 
 def line(finding: Finding) -> str:
-    s = finding.span
+    s = file_span(finding.path, finding.span)
     props = ",".join(
         f"{key}={_property(str(value))}"
         for key, value in (
@@ -26,6 +31,8 @@ def line(finding: Finding) -> str:
         )
     )
     message = finding.message + (f"\n{finding.suggestion}" if finding.suggestion else "")
+    if finding.span.cell:
+        message = f"{finding.span.where}: {message}"
     return f"::{LEVELS[finding.severity]} {props}::{_data(message)}"
 
 

@@ -10,11 +10,13 @@ from .. import __version__
 from ..findings import Finding, Span
 from ..runner import RunResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
-def _span(span: Span) -> dict[str, int]:
-    return {"line": span.line, "column": span.col, "end_line": span.end_line, "end_column": span.end_col}
+def _span(span: Span) -> dict[str, int | None]:
+    """Lines count within `cell` in a notebook (ruff's `cell` field); `cell` is null elsewhere."""
+    return {"cell": span.cell or None, "line": span.line, "column": span.col, "end_line": span.end_line,
+            "end_column": span.end_col}
 
 
 def finding_dict(finding: Finding) -> dict[str, Any]:

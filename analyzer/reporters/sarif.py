@@ -1,4 +1,10 @@
-"""SARIF 2.1.0 built with sarif-om, serialized by schema property names (code scanning ready)."""
+"""SARIF 2.1.0 built with sarif-om, serialized by schema property names (code scanning ready).
+
+A notebook finding is placed where code scanning can show it: on the line of the notebook's
+JSON text that holds the cell's code (code scanning displays an .ipynb file as that text), with
+the cell position in the message and in the location's properties. Its fix is left out: a
+SARIF replacement there would have to edit JSON string literals, and code scanning applies no
+SARIF fixes; `chatbound check --fix` fixes notebooks."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import sarif_om as om
 
 from .. import __version__, docs
 from ..findings import Finding, Severity, Span
+from ..notebooks import file_span
 from ..registry import all_rules
 from ..rule import HOMEPAGE, Rule
 from ..runner import RunResult
@@ -56,10 +63,12 @@ def _artifact(path: str) -> om.ArtifactLocation:
 
 
 def _location(path: str, span: Span, message: str | None = None, id: int | None = None) -> om.Location:
+    cell = {"cell": span.cell, "cellLine": span.line, "cellColumn": span.col} if span.cell else None
     return om.Location(
         id=id,
         message=om.Message(text=message) if message else None,
-        physical_location=om.PhysicalLocation(artifact_location=_artifact(path), region=_region(span)),
+        physical_location=om.PhysicalLocation(artifact_location=_artifact(path), region=_region(file_span(path, span))),
+        properties=cell,
     )
 
 
@@ -101,7 +110,7 @@ def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
 
 
 def _fix(finding: Finding) -> list[om.Fix] | None:
-    if finding.fix is None:
+    if finding.fix is None or finding.span.cell:
         return None
     replacements = [
         om.Replacement(deleted_region=_region(e.span), inserted_content=om.ArtifactContent(text=e.text))
@@ -115,6 +124,8 @@ def _message(finding: Finding) -> str:
     """Message, suggestion, and links `[text](id)` to the related locations (code scanning
     shows a related location only when the message links to it)."""
     text = finding.message + (f" {finding.suggestion}" if finding.suggestion else "")
+    if finding.span.cell:
+        text = f"Cell {finding.span.cell}, line {finding.span.line}: {text}"
     links = "; ".join(f"[{_escape(r.message)}]({i})" for i, r in enumerate(finding.related, 1))
     return text + (f" See: {links}." if links else "")
 

@@ -7,6 +7,7 @@ import linecache
 import click
 
 from ..findings import Finding, Severity
+from ..notebooks import source_line
 from ..runner import RunResult
 
 MAX_SHOWN = 160  # characters of a source line shown under a finding
@@ -28,19 +29,22 @@ def _caret(finding: Finding, line: str, colour: bool) -> list[str]:
 
 def render_finding(finding: Finding, colour: bool) -> list[str]:
     span = finding.span
-    head = f"{finding.path}:{span.line}:{span.col}:"
+    head = f"{finding.path}:{span.where}:"
     rule = finding.rule_id
     if colour:
         head = click.style(head, bold=True)
         rule = click.style(rule, fg=COLOURS[finding.severity], bold=True)
     tag = " [suppressed]" if finding.suppressed is not None else ""
     lines = [f"{head} {rule} {finding.message}{tag}"]
-    linecache.checkcache(finding.path)  # the file may have changed since an earlier run in this process
-    source = linecache.getline(finding.path, span.line).rstrip("\r\n")
+    if span.cell:
+        source = source_line(finding.path, span)
+    else:
+        linecache.checkcache(finding.path)  # the file may have changed since an earlier run in this process
+        source = linecache.getline(finding.path, span.line).rstrip("\r\n")
     if source:
         lines += _caret(finding, source.expandtabs(1), colour)
     for related in finding.related:
-        lines.append(f"  = note: {finding.path}:{related.span.line}:{related.span.col}: {related.message}")
+        lines.append(f"  = note: {finding.path}:{related.span.where}: {related.message}")
     for extra in finding.properties.get("notes", ()):
         lines.append(f"  = note: {extra}")
     if finding.suggestion:
