@@ -384,8 +384,8 @@ def read(source: bytes, shown: str) -> Notebook | FileError:
 
 
 def in_cells(result: FileResult, cells: Cells) -> FileResult:
-    """A result on the joined code placed in the cells: findings, related places, fix edits,
-    and the position a syntax error names."""
+    """A result on the joined code placed in the cells: findings (their related places, fix
+    edits, the lines their message and `growth_lines` name), and the position a syntax error names."""
     result.findings = [_finding_in_cells(f, cells) for f in result.findings]
     if result.error is not None:
         message = re.sub(r"(syntax error at )(\d+):(\d+)",
@@ -417,7 +417,12 @@ def _finding_in_cells(finding: Finding, cells: Cells) -> Finding:
     fix = finding.fix and replace(finding.fix, edits=tuple(Edit(cells.to_cell(e.span), e.text) for e in finding.fix.edits))
     related = tuple(Related(cells.to_cell(r.span), r.message) for r in finding.related)
     message = _message_in_cells(finding.message, cells)
-    return replace(finding, message=message, span=span, statement_line=statement, related=related, fix=fix)
+    properties = finding.properties
+    if "growth_lines" in properties:  # as lines within cells, the cells alongside
+        grown = [cells.to_cell(Span(n, 1, n, 1)) for n in properties["growth_lines"]]
+        properties = {**properties, "growth_lines": [g.line for g in grown], "growth_cells": [g.cell for g in grown]}
+    return replace(finding, message=message, span=span, statement_line=statement, related=related, fix=fix,
+                   properties=properties)
 
 
 @functools.lru_cache(maxsize=16)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from itertools import repeat
 from pathlib import Path
 
 import libcst as cst
@@ -18,6 +19,7 @@ import pytest
 from chatbound.apply import fix_run
 from chatbound.config import Settings
 from chatbound.fixes import NOT_A_LIST, framework_kind
+from chatbound.notebooks import Notebook
 from chatbound.runner import run
 
 from conftest import FIXTURES, invoke
@@ -109,14 +111,14 @@ def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_
     findings, before, after, _, _ = fixed_copy
     fixed = _wrapped(findings)
     for path in {f.path for f in fixed}:
-        old = (before / path).read_text()
-        new = (after / path).read_text()
-        cst.parse_module(new)
-        send_lines = {old.splitlines()[line - 1] for f in fixed if f.path == path for edit in f.fix.edits
+        olds, news = _code(before / path), _code(after / path)
+        cst.parse_module(Notebook.parse(news[0]).code if path.endswith(".ipynb") else news[0])
+        send_lines = {olds[edit.span.cell].splitlines()[line - 1] for f in fixed if f.path == path for edit in f.fix.edits
                       if edit.text != IMPORT + "\n" for line in range(edit.span.line, edit.span.end_line + 1)}
-        growth_lines = {old.splitlines()[line - 1] for f in fixed if f.path == path
-                        for line in f.properties.get("growth_lines", ())}
-        diff = list(difflib.ndiff(old.splitlines(), new.splitlines()))
+        growth_lines = {olds[cell].splitlines()[line - 1] for f in fixed if f.path == path
+                        for line, cell in zip(f.properties.get("growth_lines", ()), f.properties.get("growth_cells", repeat(0)))}
+        cells = [cell for cell in olds if cell] or [0]  # a notebook's cells, else the whole file
+        diff = [line for cell in cells for line in difflib.ndiff(olds[cell].splitlines(), news[cell].splitlines())]
         removed = {l[2:] for l in diff if l.startswith("- ")}
         added = [l[2:] for l in diff if l.startswith("+ ")]
         assert removed <= send_lines and not removed & growth_lines, path  # growth (append/extend) lines are untouched
@@ -124,6 +126,12 @@ def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_
         assert all("bounded_view(" in line for line in added if line != IMPORT), path
     still = {(f.path, f.properties.get("history")) for f in _recheck(after)}
     assert not still & {(f.path, f.properties.get("history")) for f in fixed}
+
+
+def _code(file: Path) -> dict[int, str]:
+    """The file's text as {0: text}; a notebook's also each code cell's, by cell number."""
+    text = file.read_text()
+    return {0: text, **(Notebook.parse(text).sources if file.suffix == ".ipynb" else {})}
 
 
 def _wrapped(findings):
@@ -176,16 +184,17 @@ def test_diff_shows_the_same_change_and_writes_nothing(fixed_copy):
             (after / path).read_text().splitlines(keepends=True),
             f"a/{path}", f"b/{path}",
         ))
-        for path in _sources(before)
+        for path in _sources(before) if not path.endswith(".ipynb")  # a notebook's diff is per cell: test_notebooks.py
     )
-    assert expected and sorted(diff.split("--- a/")) == sorted(expected.split("--- a/"))
+    files = [part for part in diff.split("--- a/") if ".ipynb:cell " not in part.split("\n", 1)[0]]
+    assert expected and sorted(files) == sorted(expected.split("--- a/"))
     assert _sources(before) == {path: (FIXTURES / path).read_bytes() for path in _sources(before)}
 
 
 def test_every_history_finding_has_a_safe_fix_and_none_is_left(fixed_copy):
     findings, _, after, fixed, _ = fixed_copy
     assert len(findings) >= 80 and all(f.fix is not None and f.fix.safe for f in findings)
-    assert fixed.output.splitlines()[-1] == f"No findings in {len([p for p in _sources(after) if p.endswith('.py')])} files. Fixed {len(findings)} findings."
+    assert fixed.output.splitlines()[-1] == f"No findings in {len([p for p in _sources(after) if p.endswith(('.py', '.ipynb'))])} files. Fixed {len(findings)} findings."
     assert fixed.exit_code == 0 and _recheck(after) == []
 
 
