@@ -28,7 +28,7 @@ class Costed:
 
     @property
     def location(self) -> str:
-        return f"{self.finding.path}:{self.finding.span.line}:{self.finding.span.col}"
+        return f"{self.finding.path}:{self.finding.span.where}"
 
 
 def costed(

@@ -80,6 +80,11 @@ class Cells:
         first = self.starts[self.numbers.index(span.cell)] - 1
         return Span(span.line + first, span.col, span.end_line + first, span.end_col)
 
+    def line_label(self, line: int) -> str:
+        """A joined-code line as `cell N:L`."""
+        span = self.to_cell(Span(line, 1, line, 1))
+        return f"cell {span.cell}:{span.line}"
+
     def touches_placeholder(self, span: Span) -> bool:
         """Whether an edit of `span` would change a magic's line (a line inserted before it does not)."""
         if span.col == 1 and (span.line, span.col) == (span.end_line, span.end_col):
@@ -385,14 +390,18 @@ def read(source: bytes, shown: str) -> Notebook | FileError:
 
 def in_cells(result: FileResult, cells: Cells) -> FileResult:
     """A result on the joined code placed in the cells: findings (their related places, fix
-    edits, the lines their message and `growth_lines` name), and the position a syntax error names."""
+    edits, the lines their message and `growth_lines` name), the position a syntax error names
+    and the line a warning names (`path:12: ...`)."""
     result.findings = [_finding_in_cells(f, cells) for f in result.findings]
     if result.error is not None:
         message = re.sub(r"(syntax error at )(\d+):(\d+)",
-                         lambda m: m.group(1) + cells.to_cell(Span(int(m[2]), int(m[3]), int(m[2]), int(m[3]))).where,
+                         lambda m: m[1] + cells.to_cell(Span(int(m[2]), int(m[3]), int(m[2]), int(m[3]))).where,
                          result.error.message)
         result.error = FileError(result.error.path, message)
-    result.warnings = [*cells.warnings, *result.warnings]
+    named = re.compile(re.escape(result.path) + r":(\d+):")
+    placed = [named.sub(lambda m: f"{result.path}:{cells.line_label(int(m[1]))}:", warning, count=1)
+              for warning in result.warnings]
+    result.warnings = [*cells.warnings, *placed]
     return result
 
 

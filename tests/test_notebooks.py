@@ -295,3 +295,20 @@ def test_add_noqa_comments_the_cell_line_and_the_finding_is_then_suppressed(sale
     assert lines_only_in(sales.read_text(), before) == ['    "    response = client.chat.completions.create(model=MODEL, messages=history)'
                        '  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY]\\n",']
     assert invoke("check", ".", "--no-cache", cwd=sales.parent).stdout == "No findings in 1 file. 1 suppressed.\n"
+
+
+def test_a_warning_on_a_line_and_the_cost_table_name_the_cell(tmp_path):
+    chat = CHAT.replace("history = []", "history = []  # chatbound: ignore")
+    (tmp_path / "n.ipynb").write_text(notebook(code_cell(SETUP), code_cell(chat)))
+    checked = invoke("check", ".", "--no-cache", cwd=tmp_path)
+    assert "warning: n.ipynb:cell 2:1: `# chatbound: ignore` without rule ids" in checked.stderr
+    assert invoke("cost", ".", cwd=tmp_path).stdout.splitlines()[2].startswith("n.ipynb:cell 2:6:65  MEMORY-UNBOUNDED-HISTORY")
+
+
+def test_outputs_count_neither_against_the_size_limit_nor_in_the_pre_check(tmp_path):
+    plot = {"data": {"image/png": "iVBORw0KGgo" * 300_000}, "metadata": {}, "output_type": "display_data"}  # 3.3 MB
+    quiet = code_cell("import math\nprint(math.pi)\n", outputs=[plot, {"name": "stdout", "output_type": "stream",
+                                                                      "text": "history.append(x) client.chat.completions.create\n"}])
+    (tmp_path / "plots.ipynb").write_text(notebook(quiet))
+    result = run([tmp_path], Settings(root=tmp_path))
+    assert (result.errors, result.files, result.parsed) == ([], 1, [])  # read, and not worth a parse: no chat code
