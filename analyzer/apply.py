@@ -32,6 +32,7 @@ class FileFix:
     dropped: list[tuple[Finding, str]] = field(default_factory=list)
     error: str = ""
     encoding: str = "utf-8"  # LibCST's: "utf-8-sig" writes the BOM back
+    edits: list[Edit] = field(default_factory=list)  # those of the fixes kept, as made
 
     @property
     def changed(self) -> bool:
@@ -80,6 +81,13 @@ def apply_edits(code: str, edits: Iterable[Edit]) -> str:
     return "".join(out) + code[position:]
 
 
+def _imported_already(edit: Edit, kept: Sequence[Edit]) -> bool:
+    """An import a kept fix already inserts: fixes are tried top down, so that one sits above
+    this fix's use too (an import is placed above its use: `fixes.import_edit`)."""
+    inserts = edit.span.line == edit.span.end_line and edit.span.col == edit.span.end_col
+    return inserts and edit.text.startswith(("from ", "import ")) and any(k.text == edit.text for k in kept)
+
+
 def _key(finding: Finding) -> tuple:
     return (finding.rule_id, finding.scope, str(finding.properties.get("history", "")))
 
@@ -116,7 +124,7 @@ def fix_source(
     result.original = result.fixed = module.code
     kept: list[Edit] = []
     for finding in (f for f in findings if fixable(f, unsafe)):
-        trial = kept + list(finding.fix.edits)
+        trial = kept + [edit for edit in finding.fix.edits if not _imported_already(edit, kept)]
         try:
             text = apply_edits(module.code, trial)
         except ValueError:
@@ -130,6 +138,7 @@ def fix_source(
         else:
             kept, result.fixed = trial, text
             result.applied.append(finding)
+    result.edits = kept
     return result
 
 

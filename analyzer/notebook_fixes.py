@@ -63,9 +63,9 @@ def fix_notebook(source: bytes, path: str, findings: Sequence[Finding], rules, o
     if tried.error or not result.applied:
         return result
     by_cell: dict[int, list[Edit]] = {}
-    for finding in result.applied:
-        for edit in finding.fix.edits:
-            by_cell.setdefault(edit.span.cell, []).append(Edit(replace(edit.span, cell=0), edit.text))
+    for edit in tried.edits:
+        span = cells.to_cell(edit.span)
+        by_cell.setdefault(span.cell, []).append(Edit(replace(span, cell=0), edit.text))
     texts = {number: apply_edits(notebook.sources[number], edits) for number, edits in by_cell.items()}
     result.changes = [CellChange(number, notebook.sources[number], texts[number]) for number in sorted(texts)]
     result.fixed = notebook.with_cells(texts)

@@ -312,3 +312,12 @@ def test_outputs_count_neither_against_the_size_limit_nor_in_the_pre_check(tmp_p
     (tmp_path / "plots.ipynb").write_text(notebook(quiet))
     result = run([tmp_path], Settings(root=tmp_path))
     assert (result.errors, result.files, result.parsed) == ([], 1, [])  # read, and not worth a parse: no chat code
+
+
+def test_two_fixes_below_different_imports_add_the_import_once_above_both(tmp_path):
+    later = CHAT.replace("history", "log").replace("def ask", "def note")
+    (tmp_path / "n.ipynb").write_text(notebook(code_cell(SETUP), code_cell(CHAT), code_cell("import json\n"), code_cell(later)))
+    assert "Fixed 2 findings." in invoke("check", ".", "--fix", "--no-cache", cwd=tmp_path).stdout
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "n.ipynb").read_text())["cells"]]
+    assert sources[0] == "from openai import OpenAI\nfrom chatbound.compaction import bounded_view\n\nclient = OpenAI()\n"
+    assert sources[2] == "import json\n" and "bounded_view(log, last_turns=10)" in sources[3]
