@@ -82,18 +82,27 @@ def _python_blocks(rule, title: str) -> str:
     return "\n".join(re.findall(r"```python\n(.*?)```", rule.section(title), re.S))
 
 
-def _findings(rule, code: str):
-    result = analyze_source(code, "example.py", [rule], {})
+def _findings(rule, code: str, path: str = "example.py"):
+    result = analyze_source(code, path, [rule], {})
     assert result.error is None, result.error
-    return [f.rule_id for f in result.findings]
+    return result.findings
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.ID for r in RULES])
 def test_documented_example_is_flagged_and_its_use_instead_is_not(rule):
     example, instead = _python_blocks(rule, "Example"), _python_blocks(rule, "Use instead")
     assert example and instead
-    assert _findings(rule, example) == [rule.ID]
+    assert [f.rule_id for f in _findings(rule, example)] == [rule.ID]
     assert _findings(rule, instead) == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.ID for r in RULES])
+def test_a_report_shown_under_the_example_is_what_chatbound_reports_on_it(rule):
+    shown = re.findall(r"```text\n(.*?)```", rule.section("Example"), re.S)
+    for line in "".join(shown).splitlines():
+        path = line.split(":", 1)[0]
+        (finding,) = _findings(rule, _python_blocks(rule, "Example"), path)
+        assert line == f"{path}:{finding.span.line}:{finding.span.col}: {finding.rule_id} {finding.message}"
 
 
 def _slug(heading: str) -> str:
