@@ -32,15 +32,17 @@ import libcst as cst
 
 from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
 from .messages import callee_name
+from .sinks import CALLEE_NAMES, SHAPES
 from .rule import Rule
 
 TRIM_METHODS = ("pop", "popleft", "clear", "reduce")
-# every callee name a sink, a chat object or a count window can have (see chatbound.sinks)
-CHAT_CALLS = frozenset(
+# every callee name a sink, a chat object or a count window can have (the sinks' own names
+# come from chatbound.sinks, so that a new sink cannot be missed here)
+CHAT_CALLS = CALLEE_NAMES | {tail[-1] for tail, _, _ in SHAPES} | frozenset(
     """create parse stream complete complete_async stream_async acomplete stream_complete completion
     acompletion text_completion chat achat stream_chat astream_chat invoke ainvoke astream batch abatch
     predict_messages generate_content generate_content_async generate_content_stream start_chat
-    send_message converse converse_stream generate chat_completion text_generation run run_sync
+    send_message send_message_stream converse converse_stream generate chat_completion text_generation run run_sync
     run_streamed run_stream iter get_chat_message_content get_chat_message_contents
     get_streaming_chat_message_content get_streaming_chat_message_contents create_stream
     invoke_model invoke_model_with_response_stream post

@@ -33,36 +33,40 @@ SETTINGS = frozenset(
     parallel_tool_calls presence_penalty frequency_penalty logprobs api_key base_url
     callbacks tags run_name""".split()
 )
-# tail of the callee's dotted name -> (framework, api)
+# tail of the callee's dotted name -> (framework, api). Streaming variants are sinks like the
+# calls they stream: they send the same messages (checked in each SDK's source at the version
+# noted; `create(stream=True)` is `create`).
 SHAPES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("chat", "completions", "create"), "openai", "openai.chat.completions.create"),
     (("chat", "completions", "parse"), "openai", "openai.chat.completions.parse"),
-    (("chat", "completions", "stream"), "openai", "openai.chat.completions.stream"),
+    (("chat", "completions", "stream"), "openai", "openai.chat.completions.stream"),  # openai 3.57.0
     (("completions", "create"), "openai", "openai.completions.create"),
     (("ChatCompletion", "create"), "openai", "openai.ChatCompletion.create"),  # openai<1.0
     (("ChatCompletion", "acreate"), "openai", "openai.ChatCompletion.create"),
     (("responses", "create"), "openai", "openai.responses.create"),
     (("responses", "parse"), "openai", "openai.responses.parse"),
-    (("responses", "stream"), "openai", "openai.responses.stream"),
+    (("responses", "stream"), "openai", "openai.responses.stream"),  # openai 3.57.0
     (("messages", "create"), "anthropic", "anthropic.messages.create"),
-    (("messages", "stream"), "anthropic", "anthropic.messages.stream"),
+    (("messages", "stream"), "anthropic", "anthropic.messages.stream"),  # anthropic 2.14.0 (beta.messages too)
     (("chat", "complete"), "mistral", "mistral.chat.complete"),
     (("chat", "complete_async"), "mistral", "mistral.chat.complete"),
-    (("chat", "stream"), "mistral", "mistral.chat.stream"),
-    (("chat", "stream_async"), "mistral", "mistral.chat.stream"),
+    (("chat", "stream"), "mistral", "mistral.chat.stream"),  # mistralai 3.7.0 client/chat.py
+    (("chat", "stream_async"), "mistral", "mistral.chat.stream"),  # mistralai 3.7.0
     (("models", "generate_content"), "google-genai", "google.genai.models.generate_content"),
+    # google-genai 3.6.1 models.py, sync and client.aio
     (("models", "generate_content_stream"), "google-genai", "google.genai.models.generate_content"),
     (("chats", "create"), "google-genai", "google.genai.chats.create"),
 )
 # last name of the callee -> (framework, api); any receiver
 METHODS = {
     "invoke": "langchain", "ainvoke": "langchain", "stream": "langchain", "astream": "langchain",
+    "astream_events": "langchain", "astream_log": "langchain",  # langchain-core 1.8.4 Runnable
     "batch": "langchain", "abatch": "langchain", "predict_messages": "langchain",
     "achat": "llama_index", "stream_chat": "llama_index", "astream_chat": "llama_index",
     "generate_content": "google", "generate_content_async": "google", "start_chat": "google",
-    "converse": "bedrock", "converse_stream": "bedrock",
+    "converse": "bedrock", "converse_stream": "bedrock",  # boto3 bedrock-runtime
     "invoke_model": "bedrock", "invoke_model_with_response_stream": "bedrock",
-    "acompletion": "litellm",
+    "acompletion": "litellm",  # litellm 1.110.2 main.py: acompletion, completion(stream=True)
     "chat_completion": "huggingface", "text_generation": "huggingface",
     "get_chat_message_content": "semantic_kernel", "get_chat_message_contents": "semantic_kernel",
     "get_streaming_chat_message_content": "semantic_kernel",
@@ -71,13 +75,16 @@ METHODS = {
 # packages whose import names the framework of `pkg.chat(...)`, `pkg.completion(...)`
 PACKAGES = ("openai", "anthropic", "litellm", "ollama", "cohere", "mistralai", "llama_index",
             "langchain", "google", "boto3", "semantic_kernel", "agents", "pydantic_ai", "groq")
+# `chat` and its stream: ollama 0.6.3 `chat(stream=True)`; cohere 7.3.1 `chat_stream` (v1:
+# message=, chat_history=; v2: messages=); mistralai 0.4.2 `MistralClient.chat_stream(messages)`
+CHATS = ("chat", "chat_stream")
 AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
 MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
 # methods that are model calls only on a client of this package (`llm.complete(prompt)`)
 CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
                   "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
 # every callee name a sink below the SHAPES can have
-CALLEE_NAMES = frozenset({"generate", "completion", "acompletion", "text_completion", "chat", "post", *AGENT_RUNS, *METHODS})
+CALLEE_NAMES = frozenset({"generate", *CHATS, "completion", "acompletion", "text_completion", "post", *AGENT_RUNS, *METHODS})
 
 
 def _names(names: Iterable[str]) -> bytes:
@@ -92,7 +99,7 @@ def triggers() -> tuple[re.Pattern[bytes], ...]:
     receivers = {tail[-2] for tail, _, _ in SHAPES}
     verbs = {tail[-1] for tail, _, _ in SHAPES}
     methods = {*METHODS, "send_message", "send_message_stream"}  # and a kept chat's send
-    anywhere = CALLEE_NAMES - set(METHODS) - set(AGENT_RUNS) - {"post", "generate"}  # chat(), completion()
+    anywhere = {*CHATS, "completion", "acompletion", "text_completion"}  # chat(), completion()
     by_package: dict[str, list[str]] = {}
     for method, package in CLIENT_METHODS.items():
         by_package.setdefault(package, []).append(method)
@@ -183,7 +190,7 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
         package == "litellm" or "litellm" in parts or keyword(call, "messages") is not None
     ):
         return Sink(call, f"litellm.{last}", "litellm", _content(call))
-    if last == "chat" and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
+    if last in CHATS and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
         if package in ("", "llama_index") and not (keyword(call, "messages") or keyword(call, "chat_history")):
             package = "llama_index"  # llm.chat(messages): positional messages
         if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None:
@@ -191,7 +198,7 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
         if not package and keyword(call, "message") and keyword(call, "chat_history"):
             package = "cohere"  # cohere v1: chat(message=..., chat_history=...)
         receiver = parts[-2] if len(parts) > 1 and parts[-2] not in ("()", "?") else ""
-        api = f"{package}.chat" if package else f"{receiver or 'model'}.chat"  # as the code spells it
+        api = f"{package}.{last}" if package else f"{receiver or 'model'}.{last}"  # as the code spells it
         return Sink(call, api, package or "chat", _content(call))
     if last in AGENT_RUNS and len(parts) > 1:
         if keyword(call, "message_history") is not None:
