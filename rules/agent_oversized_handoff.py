@@ -10,7 +10,7 @@ import libcst as cst
 from chatbound.chat import CHAT_CALLS, ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import Use, walk
-from chatbound.messages import CHAT_NAME, ast_callee_name, callee_name, is_whole_slice, slice_of, string
+from chatbound.messages import ast_callee_name, callee_name, is_whole_slice, slice_of, string
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
 from chatbound.visitors import children
@@ -55,24 +55,29 @@ def _ast_receiver(func: ast.expr) -> str:
 class AgentOversizedHandoff(ChatRule):
     r"""
     ## What it does
-    Flags a whole conversation handed to a second agent or specialist, where a brief would do.
+    Flags a whole conversation handed to a second agent or model, where the analysis shows
+    both halves; a name alone never decides.
 
-    The conversation is any value derived from a whole history: the history itself, a copy, `h[1:]`, a comprehension
-    or `"\n".join` over it, or a `transcript()`/`get_history()`/`to_input_list()` call, even
-    to a method defined in another file. It is handed over by:
+    The value is a conversation: a history the analysis saw grow with the turns (the history
+    itself, a copy, `h[1:]`, a comprehension or `"\n".join` over it, a helper of the module
+    returning it), or a framework's conversation state (an Agents SDK run's `to_input_list()`,
+    LangGraph `state["messages"]`). The receiver sends it to a model: a model call, a function
+    or method of the module whose parameter reaches one, or a framework agent. Where it looks:
 
     - a call named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer`
-      or `route_to`, in any argument position (so `.handoff(history)` and multi-argument calls
-      are caught);
+      or `route_to`, in any argument position;
     - a specialist or sub-agent object's `run`, `invoke` or `chat`;
     - LangGraph `Send(node, {"messages": state["messages"]})`;
-    - every worker of an `asyncio.gather` / `create_task` fan-out;
+    - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
       agent, and Agents SDK `handoff(...)` without `input_filter` (unless
       `RunConfig(handoff_input_filter=...)` or `nest_handoff_history` is set).
 
     Not flagged: a brief or summary built for the handoff, the last message or the last N, a
-    trimming `input_filter`, task fields, the same agent continuing (`result.last_agent`).
+    trimming `input_filter`, task fields, the same agent continuing (`result.last_agent`), and
+    what only names suggest: a request's `context` dict passed to a bot's own `dispatch`, a
+    parameter called `history`, a `transcript()` or `specialist.run` of a class this module
+    does not define.
 
     Reported at the handing-over call, with the place the transcript is built as a related
     location. The finding carries a cost projection of what the receiving agent pays.
@@ -85,18 +90,27 @@ class AgentOversizedHandoff(ChatRule):
 
     ## Example
     ```python
-    def escalate(assistant, specialist):
-        entire_conversation = "\n".join(f"{m['role']}: {m['content']}" for m in assistant.transcript())
-        return specialist.handoff(entire_conversation)
+    from openai import OpenAI
+
+    client = OpenAI()
+    history = []
+
+    def escalate(transcript):
+        return client.chat.completions.create(model="gpt-4o", messages=transcript)
+
+    def on_message(text):
+        history.append({"role": "user", "content": text})
+        return escalate(history)
     ```
 
     ## Use instead
     ```python
     import json
 
-    def escalate(assistant, specialist, question, customer_id, facts_so_far):
-        brief = {"goal": question, "customer": customer_id, "facts": facts_so_far}
-        return specialist.handoff(json.dumps(brief))
+    def on_message(text, facts_so_far):
+        history.append({"role": "user", "content": text})
+        brief = {"goal": text, "facts": facts_so_far}
+        return escalate([{"role": "user", "content": json.dumps(brief)}])
     ```
     Hand over a brief: the goal, the facts gathered so far, and the last turn or two if the
     specialist needs the wording.
@@ -129,22 +143,38 @@ class AgentOversizedHandoff(ChatRule):
 
     VALID = [
         # a brief built for the handoff
+        "def handoff(text):\n"
+        "    return llm.invoke(text)\n"
         "class Desk:\n"
         "    def __init__(self):\n"
         "        self.history = []\n"
         "    def reply(self, q):\n"
         "        self.history.append({'role': 'user', 'content': q})\n"
         "        brief = summarize_for_handoff(self.history)\n"
-        "        return self.specialist.handoff(brief)\n",
-        # the last message, the last few turns
+        "        return handoff(brief)\n",
+        # the last few turns
         "class Desk:\n"
         "    def __init__(self):\n"
         "        self.history = []\n"
         "    def reply(self, q):\n"
         "        self.history.append({'role': 'user', 'content': q})\n"
-        "        return self.specialist.run(self.history[-4:])\n",
+        "        return self.sub_agent.invoke(self.history[-4:])\n",
         # a handoff of task fields
         "def route(ticket, specialist):\n    return specialist.handoff(ticket.subject, ticket.customer_id)\n",
+        # Slack Bolt: the request's context dict goes to the bot's own dispatch, no model in sight
+        "class Bot:\n"
+        "    def on_message(self, event, context):\n"
+        "        context['history'] = context.get('history', [])\n"
+        "        return self.dispatch(event=event, context=context)\n",
+        # a growing history handed to a receiver the module does not show sending it to a model
+        "from .specialists import BillingSpecialist\n"
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.history = []\n"
+        "        self.specialist = BillingSpecialist()\n"
+        "    def reply(self, q):\n"
+        "        self.history.append({'role': 'user', 'content': q})\n"
+        "        return self.specialist.handoff(self.history)\n",
         # OpenAI Agents: a handoff that trims what the next agent sees
         "from agents import handoff\nfrom agents.extensions import handoff_filters\n"
         "to_billing = handoff(billing_agent, input_filter=handoff_filters.remove_all_tools)\n",
@@ -159,32 +189,52 @@ class AgentOversizedHandoff(ChatRule):
         "    return [Send('research', {'topic': t}) for t in state['topics']]\n",
     ]
     INVALID = [
-        # the article's regex missed `.handoff(history)`
+        # a specialist class of the module whose handoff sends what it is given
         Invalid(
+            "from openai import OpenAI\n"
+            "client = OpenAI()\n"
+            "class Specialist:\n"
+            "    def handoff(self, messages):\n"
+            "        return client.chat.completions.create(model='gpt-4o', messages=messages)\n"
             "class Desk:\n"
             "    def __init__(self):\n"
             "        self.history = []\n"
+            "        self.specialist = Specialist()\n"
             "    def reply(self, q):\n"
             "        self.history.append({'role': 'user', 'content': q})\n"
             "        return self.specialist.handoff(self.history)\n",
-            6, 16,
+            12, 16,
         ),
         # several arguments, a copy without the system prompt
         Invalid(
+            "import litellm\n"
+            "def escalate_to_human(ticket_id, transcript, priority):\n"
+            "    return litellm.completion(model='gpt-4o', messages=transcript, metadata={'ticket': ticket_id})\n"
             "class Desk:\n"
             "    def __init__(self):\n"
             "        self.messages = []\n"
             "    def reply(self, q, ticket):\n"
             "        self.messages.append({'role': 'user', 'content': q})\n"
             "        escalate_to_human(ticket.id, self.messages[1:], priority='high')\n",
-            6, 9,
+            9, 9,
         ),
-        # a transcript() method of another class, joined into text
+        # a transcript() of the module's assistant, joined into text for a delegate that prompts with it
         Invalid(
-            "def handle(assistant, specialist):\n"
-            "    text = '\\n'.join(f\"{m['role']}: {m['content']}\" for m in assistant.transcript())\n"
-            "    return specialist.delegate(task='refund', context=text)\n",
-            3, 12,
+            "class Assistant:\n"
+            "    def __init__(self, llm):\n"
+            "        self.llm = llm\n"
+            "        self.history = []\n"
+            "    def ask(self, q):\n"
+            "        self.history.append(('user', q))\n"
+            "        return self.llm.invoke(self.history[-6:])\n"
+            "    def transcript(self):\n"
+            "        return self.history\n"
+            "def delegate(llm, task, context):\n"
+            "    return llm.invoke(f'Task: {task}\\n{context}')\n"
+            "def handle(assistant, specialist_llm):\n"
+            "    text = '\\n'.join(f'{role}: {content}' for role, content in assistant.transcript())\n"
+            "    return delegate(specialist_llm, task='refund', context=text)\n",
+            14, 12,
         ),
         Invalid(
             "from langgraph.types import Send\n"
@@ -202,9 +252,13 @@ class AgentOversizedHandoff(ChatRule):
         Invalid("from agents import handoff\nto_billing = handoff(agent=billing_agent)\n", 2, 14),
         Invalid(
             "import asyncio\n"
-            "async def review(workers, history):\n"
+            "sessions = {}\n"
+            "def remember(sid, role, text):\n"
+            "    sessions.setdefault(sid, []).append({'role': role, 'content': text})\n"
+            "async def review(workers, sid):\n"
+            "    history = sessions[sid]\n"
             "    return await asyncio.gather(*(w.ainvoke(history) for w in workers))\n",
-            3, 35,
+            7, 35,
         ),
     ]
 
@@ -235,7 +289,7 @@ class AgentOversizedHandoff(ChatRule):
             for target in self._handoff_targets(call):
                 argument = target.value if isinstance(target, cst.Arg) else target
                 found = self._whole_history(argument)
-                if found is not None:
+                if found is not None and self._receiver_sends(call, argument):
                     reported.add(id(call))
                     self._report(call, argument, found)
                     break
@@ -261,7 +315,7 @@ class AgentOversizedHandoff(ChatRule):
         """The arguments of `call` that a second agent receives, or [] when it is no handoff."""
         name = callee_name(call)
         parts = dotted(call.func)
-        if name == "Send" and len(call.args) >= 2:
+        if name == "Send" and len(call.args) >= 2 and self._is_langgraph(call, "Send"):
             return [call.args[1]]
         if name in AGENT_RUNS and len(parts) > 1 and parts[-2] == "Runner":
             return [call] if self._other_agent(call) else []
@@ -273,6 +327,21 @@ class AgentOversizedHandoff(ChatRule):
         if (name in RUN_METHODS or sink_of(call, self.facts.qualified)) and self._fanned_out(call):
             return list(call.args)
         return []
+
+    def _receiver_sends(self, call: cst.Call, argument: cst.CSTNode) -> bool:
+        """Whether the analysis shows the receiver sending `argument` to a model: the call is a
+        model call, or a function of this module whose parameter reaches one, or a framework
+        agent (an Agents SDK run of another agent, a LangGraph `Send` to a node). A receiver
+        the analysis cannot see (a method of another module's class) is not guessed from its name."""
+        if callee_name(call) == "Send" or argument is call:
+            return True  # a framework agent: `_handoff_targets` checked the framework
+        return any(site is call and any(a is argument for a in sink.content) for site, sink in self.facts.sites())
+
+    def _is_langgraph(self, call: cst.Call, name: str) -> bool:
+        return any(q.startswith("langgraph.") and q.endswith(f".{name}") for q in self.facts.qualified(call.func))
+
+    def _uses_langgraph(self) -> bool:
+        return any(q.startswith("langgraph") for bound in self.facts.nodes.bindings.values() for q in bound)
 
     def _fanned_out(self, call: cst.Call) -> bool:
         """Each worker's call in `asyncio.gather(*(w.run(h) for w in ws))` or `create_task` in a loop."""
@@ -324,25 +393,25 @@ class AgentOversizedHandoff(ChatRule):
     # --- what is handed over ------------------------------------------------------------
 
     def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode] | None:
-        """(how the code names the history, where it enters) when `expr` carries a whole one."""
-        if isinstance(expr, cst.Call) and callee_name(expr) in AGENT_RUNS:
+        """(how the code names the conversation, where it enters) when `expr` carries a whole one:
+        a history the analysis saw grow with the turns, or a framework's conversation state (an
+        Agents SDK run's input list, LangGraph's `state["messages"]`)."""
+        framework_run = isinstance(expr, cst.Call) and callee_name(expr) in AGENT_RUNS
+        if framework_run:
             expr = (positional(expr, 1) or keyword(expr, "input")).value
         if self._built_as_brief(expr, 0):
             return None
         for use in self.facts.whole_history_in(expr):
-            if self._is_conversation(use):
+            if self._grows_with_turns(use) or (framework_run and use.storage.kind == "accessor"):
                 return use.storage.label, use.node
-        state = self._state_messages(expr, 0)
+        state = self._state_messages(expr, 0) if self._uses_langgraph() else None
         return (self.facts.code(state), state) if state is not None else None
 
-    def _is_conversation(self, use: Use) -> bool:
-        storage = use.storage
-        if storage.kind == "accessor":
-            return True
-        if storage.kind == "param":
-            return bool(CHAT_NAME.search(storage.label))
-        history = self.facts.histories.get(storage.key)
-        return (history is not None and history.is_chat) or bool(CHAT_NAME.search(storage.key))
+    def _grows_with_turns(self, use: Use) -> bool:
+        """A history the analysis saw grow every turn (not a value named like one: a request's
+        `context` dict or a parameter called `history` shows no growth)."""
+        history = self.facts.histories.get(use.storage.key)
+        return history is not None and bool(history.growth) and history.is_chat
 
     def _built_as_brief(self, expr: cst.CSTNode, depth: int) -> bool:
         """A value computed for the handoff: a brief/summary call, or a model call over the history."""

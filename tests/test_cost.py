@@ -43,8 +43,8 @@ def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
         "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
         "20,323", "4,723", "526,150", "214,150", "2.46x", "$1.05", "$0.43",
     ]
-    # the handoff's send shows no system prompt: 20,000 and 510,000
-    assert row(result.output, "escalation.py:37:16")[2:5] == ["20,000", "4,400", "510,000"]
+    # the escalation's transcript comes from another module: no finding, so no cost made up for it
+    assert "escalation.py" not in result.output
     assert "# as written  o last 10 turns + summary  . last 10 turns" in result.output
     svg = ET.parse(tmp_path / "growth.svg").getroot()
     lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
