@@ -4,16 +4,22 @@ It calls the runner the CLI calls (`runner.check_source` on the buffer's text, w
 `[tool.chatbound]` settings found from the document's path), so the problem panel and
 `chatbound check` agree. Diagnostics are published on open, on save and, debounced, on
 change; a finding with a `fix` offers it as a quick fix, and every finding offers an
-`# chatbound: ignore[ID]` comment. A notebook opened as its JSON text gets its diagnostics on the
-lines of that text that hold the cells' code, and no code actions (an edit there would have to
-rewrite JSON strings; `chatbound check --fix` fixes notebooks).
+`# chatbound: ignore[ID]` comment.
+
+Notebooks: the server takes part in LSP 3.17 notebook sync, so an editor that shows a notebook as
+cells (VS Code) sends them and gets each finding on its cell, the notebook checked as
+`chatbound check` checks the .ipynb file; a notebook opened as its JSON text gets its
+diagnostics on the lines of that text that hold the code. Neither offers code actions yet
+(`chatbound check --fix` fixes notebooks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -41,7 +47,12 @@ log = logging.getLogger(__name__)
 
 class ChatboundServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("chatbound", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "chatbound", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
+                types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")]),
+            ]),
+        )
         self.pending: dict[str, asyncio.TimerHandle] = {}
         self.shown_errors: set[str] = set()
 
@@ -78,7 +89,10 @@ def document_path(document: TextDocument) -> Path:
 
 def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
     """The active findings `chatbound check` would report for this buffer's text."""
-    path = document_path(document)
+    return findings_at(ls, document_path(document), document.source)
+
+
+def findings_at(ls: ChatboundServer, path: Path, source: str) -> list[Finding]:
     try:
         settings = load_settings([path])
     except ConfigError as exc:
@@ -86,7 +100,7 @@ def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
         return []
     if path.exists() and not discover([path], settings.root, settings.excludes, True, settings.notebooks).files:
         return []  # excluded by the configuration, as pre-commit's --force-exclude would
-    result = check_source(document.source, path, settings)
+    result = check_source(source, path, settings)
     if result.error is not None:
         log.info("%s", result.error)
     return [f for f in result.findings if f.suppressed is None]
@@ -98,20 +112,23 @@ def report_once(ls: ChatboundServer, message: str) -> None:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"chatbound: {message}"))
 
 
-def diagnostic(finding: Finding, document: TextDocument) -> types.Diagnostic:
+def in_document(document: TextDocument):
+    """Where a span of this document is, as LSP names a place."""
+    return lambda span: types.Location(uri=document.uri, range=to_range(span, document))
+
+
+def diagnostic(finding: Finding, locate) -> types.Diagnostic:
     rule = rule_by_id(finding.rule_id)
     message = finding.message + (f"\n{finding.suggestion}" if finding.suggestion else "")
     return types.Diagnostic(
-        range=to_range(finding.span, document),
+        range=locate(finding.span).range,
         message=message,
         severity=SEVERITIES[finding.severity],
         code=finding.rule_id,
         code_description=types.CodeDescription(href=rule.help_url()) if rule else None,
         source="chatbound",
         related_information=[
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=document.uri, range=to_range(r.span, document)), message=r.message
-            )
+            types.DiagnosticRelatedInformation(location=locate(r.span), message=r.message)
             for r in finding.related
         ] or None,
         data={"fingerprint": finding.fingerprint},
@@ -121,18 +138,71 @@ def diagnostic(finding: Finding, document: TextDocument) -> types.Diagnostic:
 def publish(ls: ChatboundServer, uri: str) -> None:
     ls.pending.pop(uri, None)
     document = ls.workspace.get_text_document(uri)
-    diagnostics = [diagnostic(f, document) for f in findings_for(ls, document)]
+    diagnostics = [diagnostic(f, in_document(document)) for f in findings_for(ls, document)]
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
     )
 
 
-def publish_later(ls: ChatboundServer, uri: str) -> None:
+def publish_later(ls: ChatboundServer, uri: str, publisher=publish) -> None:
     """Publish once the user pauses typing for DEBOUNCE_SECONDS."""
     waiting = ls.pending.pop(uri, None)
     if waiting is not None:
         waiting.cancel()
-    ls.pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, publish, ls, uri)
+    ls.pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, publisher, ls, uri)
+
+
+def notebook_json(cells: list[types.NotebookCell], documents: list[TextDocument]) -> str:
+    """An open notebook as its .ipynb file's JSON, from the cells as the editor holds them (a
+    cell in another language counts as markdown: not checked)."""
+    kinds = ["code" if cell.kind == types.NotebookCellKind.Code and document.language_id in ("python", None)
+             else "markdown" for cell, document in zip(cells, documents)]
+    return json.dumps({"cells": [{"cell_type": kind, "source": document.source} for kind, document in zip(kinds, documents)],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def publish_notebook(ls: ChatboundServer, uri: str) -> None:
+    """Each cell's diagnostics, from the whole notebook checked as one file."""
+    ls.pending.pop(uri, None)
+    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+    if notebook is None:
+        return
+    documents = [ls.workspace.get_text_document(cell.document) for cell in notebook.cells]
+    path = Path(to_fs_path(uri)) if uri.startswith("file:") else Path.cwd() / "untitled.ipynb"
+    findings = findings_at(ls, path, notebook_json(notebook.cells, documents))
+
+    def locate(span: Span) -> types.Location:
+        return in_document(documents[span.cell - 1])(replace(span, cell=0))
+
+    for number, document in enumerate(documents, 1):
+        diagnostics = [diagnostic(f, locate) for f in findings if f.span.cell == number]
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics)
+        )
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: ChatboundServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    publish_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: ChatboundServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    publish_later(ls, params.notebook_document.uri, publish_notebook)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_did_save(ls: ChatboundServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    publish_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: ChatboundServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    waiting = ls.pending.pop(params.notebook_document.uri, None)
+    if waiting is not None:
+        waiting.cancel()
+    for cell in params.cell_text_documents:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -200,10 +270,12 @@ def ignore_action(finding: Finding, document: TextDocument, diag: types.Diagnost
 )
 def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Quick fixes for the findings under the cursor, computed on the buffer as it is now."""
+    if ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is not None:
+        return []  # a notebook cell: no code actions yet
     document = ls.workspace.get_text_document(params.text_document.uri)
     actions = []
     for finding in findings_for(ls, document):
-        diag = diagnostic(finding, document)
+        diag = diagnostic(finding, in_document(document))
         if not _overlaps(diag.range, params.range) or finding.span.cell:
             continue
         if finding.fix is not None:

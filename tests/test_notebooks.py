@@ -321,3 +321,42 @@ def test_two_fixes_below_different_imports_add_the_import_once_above_both(tmp_pa
     sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "n.ipynb").read_text())["cells"]]
     assert sources[0] == "from openai import OpenAI\nfrom chatbound.compaction import bounded_view\n\nclient = OpenAI()\n"
     assert sources[2] == "import json\n" and "bounded_view(log, last_turns=10)" in sources[3]
+
+
+def test_an_editor_syncing_a_notebook_gets_each_finding_on_its_cell(tmp_path):
+    from test_lsp import TIMEOUT, Client, lsp_range
+
+    client = Client(tmp_path)
+    try:
+        client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        uri = (tmp_path / "chat.ipynb").as_uri()
+        texts = ["# Chat", "%pip install openai\n" + SETUP, CHAT]
+        cells = [f"vscode-notebook-cell:{tmp_path}/chat.ipynb#C{n}" for n in range(3)]
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": uri, "notebookType": "jupyter-notebook", "version": 1, "cells": [
+                {"kind": 1 if n == 0 else 2, "document": cell} for n, cell in enumerate(cells)]},
+            "cellTextDocuments": [{"uri": cell, "languageId": "markdown" if n == 0 else "python", "version": 1,
+                                   "text": text} for n, (cell, text) in enumerate(zip(cells, texts))],
+        })
+        assert client.diagnostics(cells[0])["diagnostics"] == []
+        assert client.diagnostics(cells[1])["diagnostics"] == []
+        (finding,) = client.diagnostics(cells[2])["diagnostics"]
+        assert (finding["code"], finding["range"]) == (RULE, lsp_range(5, 64, 5, 71))
+        assert finding["relatedInformation"][1] == {"location": {"uri": cells[2], "range": lsp_range(4, 4, 4, 50)},
+                                                    "message": "`history` grows here"}
+        assert client.request("textDocument/codeAction", {
+            "textDocument": {"uri": cells[2]}, "range": lsp_range(5, 66, 5, 66), "context": {"diagnostics": [finding]},
+        }) == []
+        bounded = CHAT.replace("messages=history", "messages=history[-20:]")
+        client.notify("notebookDocument/didChange", {"notebookDocument": {"uri": uri, "version": 2}, "change": {"cells": {
+            "textContent": [{"document": {"uri": cells[2], "version": 2}, "changes": [{"text": bounded}]}]}}})
+        assert client.diagnostics(cells[2])["diagnostics"] == []  # published after the pause, on the edited cell
+        client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": uri},
+                                                    "cellTextDocuments": [{"uri": cell} for cell in cells]})
+        assert client.diagnostics(cells[2])["diagnostics"] == []
+        assert client.request("shutdown") is None
+        client.notify("exit")
+        assert client.proc.wait(timeout=TIMEOUT) == 0
+    finally:
+        client.close()
