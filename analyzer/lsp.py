@@ -7,10 +7,10 @@ change; a finding with a `fix` offers it as a quick fix, and every finding offer
 `# chatbound: ignore[ID]` comment.
 
 Notebooks: the server takes part in LSP 3.17 notebook sync, so an editor that shows a notebook as
-cells (VS Code) sends them and gets each finding on its cell, the notebook checked as
-`chatbound check` checks the .ipynb file; a notebook opened as its JSON text gets its
-diagnostics on the lines of that text that hold the code. Neither offers code actions yet
-(`chatbound check --fix` fixes notebooks).
+cells (VS Code) sends them and gets each finding on its cell, with its quick fixes, the
+notebook checked as `chatbound check` checks the .ipynb file; a notebook opened as its JSON
+text gets its diagnostics on the lines of that text that hold the code, and no code actions
+(an edit there would have to rewrite JSON strings).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .config import ConfigError, load_settings
 from .discovery import discover
 from .findings import Finding, Severity, Span
 from .noqa import commented_lines
-from .notebooks import Notebook, NotebookError
+from .notebooks import Notebook, NotebookError, python_lines
 from .registry import rule_by_id
 from .runner import check_source
 
@@ -161,19 +161,26 @@ def notebook_json(cells: list[types.NotebookCell], documents: list[TextDocument]
                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
-def publish_notebook(ls: ChatboundServer, uri: str) -> None:
-    """Each cell's diagnostics, from the whole notebook checked as one file."""
-    ls.pending.pop(uri, None)
-    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
-    if notebook is None:
-        return
+def notebook_findings(ls: ChatboundServer, notebook: types.NotebookDocument):
+    """The notebook's findings, its cells' documents, and where a cell span is in them."""
     documents = [ls.workspace.get_text_document(cell.document) for cell in notebook.cells]
+    uri = notebook.uri
     path = Path(to_fs_path(uri)) if uri.startswith("file:") else Path.cwd() / "untitled.ipynb"
     findings = findings_at(ls, path, notebook_json(notebook.cells, documents))
 
     def locate(span: Span) -> types.Location:
         return in_document(documents[span.cell - 1])(replace(span, cell=0))
 
+    return findings, documents, locate
+
+
+def publish_notebook(ls: ChatboundServer, uri: str) -> None:
+    """Each cell's diagnostics, from the whole notebook checked as one file."""
+    ls.pending.pop(uri, None)
+    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+    if notebook is None:
+        return
+    findings, documents, locate = notebook_findings(ls, notebook)
     for number, document in enumerate(documents, 1):
         diagnostics = [diagnostic(f, locate) for f in findings if f.span.cell == number]
         ls.text_document_publish_diagnostics(
@@ -233,21 +240,25 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def fix_action(finding: Finding, document: TextDocument, diag: types.Diagnostic) -> types.CodeAction:
-    edits = [types.TextEdit(range=to_range(e.span, document), new_text=e.text) for e in finding.fix.edits]
+def fix_action(finding: Finding, locate, diag: types.Diagnostic) -> types.CodeAction:
+    changes: dict[str, list[types.TextEdit]] = {}
+    for edit in finding.fix.edits:  # in a notebook, an import may go into another cell
+        place = locate(edit.span)
+        changes.setdefault(place.uri, []).append(types.TextEdit(range=place.range, new_text=edit.text))
     return types.CodeAction(
         title=f"chatbound: {finding.fix.description}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diag],
         is_preferred=finding.fix.safe,
-        edit=types.WorkspaceEdit(changes={document.uri: edits}),
+        edit=types.WorkspaceEdit(changes=changes),
     )
 
 
 def ignore_action(finding: Finding, document: TextDocument, diag: types.Diagnostic) -> types.CodeAction | None:
-    """`# chatbound: ignore[ID]` where `--add-noqa` would put it."""
+    """`# chatbound: ignore[ID]` where `--add-noqa` would put it (in a notebook cell, on the
+    cell's lines, its magics read as Python of no consequence)."""
     try:
-        new_lines, _ = commented_lines(document.source, [finding])
+        new_lines, _ = commented_lines(python_lines(document.source)[0], [replace(finding, span=replace(finding.span, cell=0))])
     except Exception:  # a buffer mid-edit that does not tokenize: offer nothing
         return None
     edits = [
@@ -270,16 +281,20 @@ def ignore_action(finding: Finding, document: TextDocument, diag: types.Diagnost
 )
 def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Quick fixes for the findings under the cursor, computed on the buffer as it is now."""
-    if ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is not None:
-        return []  # a notebook cell: no code actions yet
     document = ls.workspace.get_text_document(params.text_document.uri)
+    notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
+    if notebook is None:
+        findings, locate = findings_for(ls, document), in_document(document)
+    else:
+        findings, documents, locate = notebook_findings(ls, notebook)
+        findings = [f for f in findings if documents[f.span.cell - 1].uri == document.uri]
     actions = []
-    for finding in findings_for(ls, document):
-        diag = diagnostic(finding, in_document(document))
-        if not _overlaps(diag.range, params.range) or finding.span.cell:
-            continue
+    for finding in findings:
+        diag = diagnostic(finding, locate)
+        if not _overlaps(diag.range, params.range) or (finding.span.cell and notebook is None):
+            continue  # a notebook opened as its JSON text: no edits there
         if finding.fix is not None:
-            actions.append(fix_action(finding, document, diag))
+            actions.append(fix_action(finding, locate, diag))
         ignore = ignore_action(finding, document, diag)
         if ignore is not None:
             actions.append(ignore)

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from chatbound.findings import Edit, Finding, Fix, Severity, Span
-from chatbound.lsp import fix_action, to_range
+from chatbound.lsp import fix_action, in_document, to_range
 
 TIMEOUT = 20  # seconds for any one message; the whole test never hangs
 
@@ -191,7 +191,7 @@ def test_a_fix_becomes_a_workspace_edit_in_utf16_positions():
         fix=Fix("Send the last 20 messages", (Edit(Span(1, 20, 1, 28), "messages[-20:]"),), safe=True),
     )
     diag = types.Diagnostic(range=to_range(finding.span, document), message="m")
-    action = fix_action(finding, document, diag)
+    action = fix_action(finding, in_document(document), diag)
     assert action.title == "chatbound: Send the last 20 messages"
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred is True
     (edit,) = action.edit.changes["file:///app.py"]

@@ -345,9 +345,15 @@ def test_an_editor_syncing_a_notebook_gets_each_finding_on_its_cell(tmp_path):
         assert (finding["code"], finding["range"]) == (RULE, lsp_range(5, 64, 5, 71))
         assert finding["relatedInformation"][1] == {"location": {"uri": cells[2], "range": lsp_range(4, 4, 4, 50)},
                                                     "message": "`history` grows here"}
-        assert client.request("textDocument/codeAction", {
+        fix, ignore = client.request("textDocument/codeAction", {
             "textDocument": {"uri": cells[2]}, "range": lsp_range(5, 66, 5, 66), "context": {"diagnostics": [finding]},
-        }) == []
+        })
+        assert fix["edit"]["changes"] == {  # the import goes into the cell that imports OpenAI, below the magic
+            cells[2]: [{"range": lsp_range(5, 64, 5, 71), "newText": "bounded_view(history, last_turns=10)"}],
+            cells[1]: [{"range": lsp_range(2, 0, 2, 0), "newText": "from chatbound.compaction import bounded_view\n"}],
+        }
+        assert ignore["edit"]["changes"] == {cells[2]: [{"range": lsp_range(5, 0, 5, 72), "newText": (
+            '    r = client.chat.completions.create(model="gpt-4o", messages=history)  # chatbound: ignore[' + RULE + "]")}]}
         bounded = CHAT.replace("messages=history", "messages=history[-20:]")
         client.notify("notebookDocument/didChange", {"notebookDocument": {"uri": uri, "version": 2}, "change": {"cells": {
             "textContent": [{"document": {"uri": cells[2], "version": 2}, "changes": [{"text": bounded}]}]}}})
