@@ -205,11 +205,16 @@ def notebook_did_save(ls: ChatboundServer, params: types.DidSaveNotebookDocument
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_did_close(ls: ChatboundServer, params: types.DidCloseNotebookDocumentParams) -> None:
-    waiting = ls.pending.pop(params.notebook_document.uri, None)
+    forget(ls, params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
+
+
+def forget(ls: ChatboundServer, uri: str, documents: list[str]) -> None:
+    """A closed document or notebook: no publish pending for it, no diagnostics left on `documents`."""
+    waiting = ls.pending.pop(uri, None)
     if waiting is not None:
         waiting.cancel()
-    for cell in params.cell_text_documents:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+    for document in documents:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=document, diagnostics=[]))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -229,10 +234,7 @@ def did_save(ls: ChatboundServer, params: types.DidSaveTextDocumentParams) -> No
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ChatboundServer, params: types.DidCloseTextDocumentParams) -> None:
-    waiting = ls.pending.pop(params.text_document.uri, None)
-    if waiting is not None:
-        waiting.cancel()
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+    forget(ls, params.text_document.uri, [params.text_document.uri])
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

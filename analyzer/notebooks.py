@@ -4,8 +4,8 @@ The code cells are joined into one Python module (`Notebook.code`), so a history
 one cell and sent in another is one dataflow. What is not Python keeps its line, so every
 other line keeps its number: an IPython line magic (`%pip install openai`), a shell escape
 (`!ls`, `files = !ls`) or a help line (`client?`) becomes `pass` (or `files = None`). A
-cell holding a cell magic (`%%bash`), an automagic first line, or code that does not
-compile on its own is left out, with a warning. Positions are reported in the cell: cell
+cell holding a cell magic (`%%bash`) or automagics (`pip install openai`) is left out, and so
+is, with a warning, a cell that does not compile on its own. Positions are reported in the cell: cell
 N is the notebook's N-th cell, markdown included, and lines are 1-based within it (ruff's
 `notebook.ipynb:cell 3:2:5`).
 
@@ -230,7 +230,7 @@ class Notebook:
 
     def line(self, cell: int, line: int) -> str:
         """One line of a cell's own text (magics as written), without its ending; "" if none."""
-        lines = self.sources.get(cell, "").splitlines()
+        lines = re.split(r"\r\n|\r|\n", self.sources.get(cell, ""))
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     # --- where things are in the file's JSON text ------------------------------------------
@@ -281,6 +281,8 @@ class Notebook:
             return None
         start, end = located
         literals = [start] if self.text[start] == '"' else [i for i, _ in _elements(self.text, start)]
+        if not literals:
+            return None
         offsets: list[int] = []
         for literal in literals:
             index = literal + 1
