@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .atomic import write_atomic
+from .dependencies import DISTRIBUTION, ENGINE, declaration_for, declared_text, needs_engine
 from .findings import Edit, FileError, FileResult, Finding
 from .notebooks import is_notebook
 from .runner import read_source
@@ -39,14 +40,12 @@ class FileFix:
         return self.fixed != self.original
 
     def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.fixed.splitlines(keepends=True),
-                f"a/{self.path}",
-                f"b/{self.path}",
-            )
+        """A unified diff that `git apply` and `patch` read, a last line without its newline
+        marked as git marks it."""
+        lines = difflib.unified_diff(
+            self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True), f"a/{self.path}", f"b/{self.path}"
         )
+        return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
     def data(self) -> bytes:
         return self.fixed.encode(self.encoding)
@@ -146,6 +145,7 @@ def fix_source(
 class FixReport:
     files: list[FileFix] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def applied(self) -> int:
@@ -162,8 +162,11 @@ def fix_findings(
     unsafe: bool = False,
     write: bool = True,
     roots: Sequence[Path] = (),
+    project: Path | None = None,
 ) -> FixReport:
-    """Fix every file that has fixable findings; write it unless ``write`` is False."""
+    """Fix every file that has fixable findings, and declare the engine where a fix imports
+    it (``project``: the checked root, where the search for a declaration stops without a
+    repository); write them unless ``write`` is False."""
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:
         if fixable(finding, unsafe):
@@ -172,6 +175,8 @@ def fix_findings(
         if finding.path in by_path:
             by_path[finding.path].append(finding)
     report = FixReport()
+    memo: dict = {}
+    declarations = {}
     for shown, file_findings in by_path.items():
         path = Path(shown)
         source = read_source(path, shown)
@@ -185,14 +190,44 @@ def fix_findings(
         if fixed.error:
             report.errors.append(f"{shown}: {fixed.error}")
             continue
-        if write and fixed.changed:
-            try:
-                write_atomic(path, fixed.data(), roots or [Path.cwd()])
-            except OSError as exc:
-                report.errors.append(f"{shown}: {exc.strerror or exc}")
-                continue
+        if any(needs_engine(f.fix) for f in fixed.applied):
+            found = declaration_for(path, project or Path.cwd(), memo)
+            if found.problem and not found.declared:
+                report.warnings.append(f"{shown}: the fixes import {ENGINE}: {found.advice()}")
+            elif not found.declared:
+                declarations[found.path] = found
+        if write and fixed.changed and not _written(path, fixed.data(), roots, report, shown):
+            continue
         report.files.append(fixed)
+    for found in declarations.values():
+        report.files.extend(_declared(found, write, roots, report))
     return report
+
+
+def _written(path: Path, data: bytes, roots: Sequence[Path], report: FixReport, shown: str) -> bool:
+    try:
+        write_atomic(path, data, roots or [Path.cwd()])
+    except OSError as exc:
+        report.errors.append(f"{shown}: {exc.strerror or exc}")
+        return False
+    return True
+
+
+def _declared(found, write: bool, roots: Sequence[Path], report: FixReport) -> list[FileFix]:
+    """The declaration file with the engine added (written unless ``write`` is False)."""
+    from .runner import display_path
+
+    shown = display_path(found.path)
+    try:
+        raw = found.path.read_bytes()
+        original = raw.decode("utf-8")
+        fixed = FileFix(shown, original, declared_text(found, original))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        report.errors.append(f"{shown}: cannot declare {DISTRIBUTION}: {exc}")
+        return []
+    if write and not _written(found.path, fixed.data(), [*roots, found.path], report, shown):
+        return []
+    return [fixed]
 
 
 def fix_run(
@@ -204,7 +239,7 @@ def fix_run(
     from .runner import rule_options, run
 
     rules = select_rules(settings.select, settings.ignore)
-    report = fix_findings(result.active, rules, rule_options(settings), unsafe, write, roots=paths)
+    report = fix_findings(result.active, rules, rule_options(settings), unsafe, write, roots=paths, project=settings.root)
     if write and report.applied:
         result = run(list(paths), settings, force_exclude=force_exclude, cache=cache)
     return result, report
@@ -213,6 +248,7 @@ def fix_run(
 def fix_messages(report: FixReport) -> list[str]:
     """One line per fix that was dropped or file that could not be fixed."""
     lines = [f"error: {error}" for error in report.errors]
+    lines += [f"warning: {warning}" for warning in report.warnings]
     for file in report.files:
         for finding, reason in file.dropped:
             lines.append(

@@ -25,6 +25,7 @@ import pathspec
 
 from .cache import Cache
 from .config import Settings, check_options
+from .dependencies import with_declared_engine
 from .discovery import below, discover
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
@@ -218,6 +219,7 @@ def run(
         store.flush()
 
     ignores = per_file_ignores(settings)
+    declarations: dict = {}  # per project folder, for this run
     for path, file_result in zip(found.files, outcomes):
         if file_result is None:
             continue
@@ -226,6 +228,7 @@ def run(
         result.warnings.extend(file_result.warnings)
         if file_result.findings:
             findings = with_fingerprints(file_result.findings, project_path(path, settings.root))
+            findings = with_declared_engine(findings, path, settings.root, declarations)
             result.findings.extend(without_ignored(findings, path, settings, ignores))
     result.findings.sort(key=lambda f: f.sort_key)
     return result
@@ -238,6 +241,7 @@ def check_source(source: bytes | str, path: Path, settings: Settings) -> FileRes
     directory = str(path.resolve().parent)
     result = _analyze_one(source, display_path(path), rules, rule_options(settings), directory)
     findings = with_fingerprints(result.findings, project_path(path, settings.root))
+    findings = with_declared_engine(findings, path, settings.root)
     result.findings = without_ignored(findings, path, settings, per_file_ignores(settings))
     return result
 

@@ -26,6 +26,7 @@ from conftest import FIXTURES, invoke
 
 RULE = "MEMORY-UNBOUNDED-HISTORY"
 IMPORT = "from chatbound.compaction import bounded_view"
+REQUIREMENTS = "openai>=1.40\nanthropic\n"
 
 
 FOLDERS = sorted(p.parent for p in FIXTURES.rglob("expected.txt") if "MEMORY-" in p.read_text())
@@ -72,6 +73,8 @@ def fixed_copy(tmp_path_factory):
     for folder in FOLDERS:
         shutil.copytree(folder, before / folder.relative_to(FIXTURES))
         shutil.copytree(folder, after / folder.relative_to(FIXTURES))
+    for root in (before, after):  # the fixture files are single-module apps: they share one declaration
+        (root / "requirements.txt").write_text(REQUIREMENTS)
     old = os.getcwd()
     os.chdir(after)
     try:
@@ -101,7 +104,8 @@ def test_every_safe_fix_is_applied_and_only_those_files_change(fixed_copy):
     safe = {f.path for f in findings if f.fix is not None and f.fix.safe}
     old, new = _sources(before), _sources(after)
     changed = {path for path in old if old[path] != new[path]}
-    assert changed == safe
+    assert changed == safe | {"requirements.txt"}
+    assert new["requirements.txt"].decode() == REQUIREMENTS + "chatbound-compaction>=0.1.0\n"  # declared once
     assert len(safe) >= 10
     assert "not applied" not in output
     assert set(new) == set(old)  # no temporary files left behind
@@ -188,7 +192,9 @@ def test_diff_shows_the_same_change_and_writes_nothing(fixed_copy):
     )
     files = [part for part in diff.split("--- a/") if ".ipynb:cell " not in part.split("\n", 1)[0]]
     assert expected and sorted(files) == sorted(expected.split("--- a/"))
-    assert _sources(before) == {path: (FIXTURES / path).read_bytes() for path in _sources(before)}
+    fixtures = {path for path in _sources(before) if path != "requirements.txt"}
+    assert {path: _sources(before)[path] for path in fixtures} == {path: (FIXTURES / path).read_bytes() for path in fixtures}
+    assert "+chatbound-compaction>=0.1.0" in diff.split("--- a/requirements.txt")[1]
 
 
 def test_every_history_finding_has_a_safe_fix_and_none_is_left(fixed_copy):
@@ -201,6 +207,7 @@ def test_every_history_finding_has_a_safe_fix_and_none_is_left(fixed_copy):
 def test_the_run_still_exits_1_when_unfixable_findings_are_left(tmp_path):
     # a chain that disables truncation gets no fix; the list history beside it does
     shutil.copy(FIXTURES / "support_assistant/support_service.py", tmp_path / "service.py")
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
     (tmp_path / "chain.py").write_text(
         "from openai import OpenAI\nclient = OpenAI()\nlast = {}\n\n\ndef ask(uid, text):\n"
         "    r = client.responses.create(model='m', input=text, previous_response_id=last.get(uid), "

@@ -325,25 +325,32 @@ def with_stand_in_rule(monkeypatch):
 
 
 def test_check_fix_writes_the_fix_keeps_permissions_and_reports_it(write, with_stand_in_rule):
-    root = write({"bot.py": SERVICE})
+    root = write({"bot.py": SERVICE, "requirements.txt": "openai>=1.40\n"})
     os.chmod(root / "bot.py", 0o640)
     result = invoke("check", "--fix", "--select", "MEMORY", "bot.py", cwd=root)
     assert (root / "bot.py").read_text() == FIXED_SERVICE
+    assert (root / "requirements.txt").read_text() == "openai>=1.40\nchatbound-compaction>=0.1.0\n"
     assert stat.S_IMODE((root / "bot.py").stat().st_mode) == 0o640
     assert result.output.splitlines()[-1] == "No findings in 1 file. Fixed 1 finding."
     assert result.exit_code == 0
-    assert [p.name for p in root.iterdir() if p.name != ".chatbound_cache"] == ["bot.py"]  # no temporary file left behind
+    # no temporary file left behind
+    assert sorted(p.name for p in root.iterdir() if p.name != ".chatbound_cache") == ["bot.py", "requirements.txt"]
 
 
 def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_in_rule):
-    root = write({"bot.py": SERVICE})
+    root = write({"bot.py": SERVICE, "requirements.txt": "openai>=1.40"})
     result = invoke("check", "--diff", "--select", "MEMORY", "bot.py", cwd=root)
     assert (root / "bot.py").read_text() == SERVICE
+    assert (root / "requirements.txt").read_text() == "openai>=1.40"
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[:2] == ["--- a/bot.py", "+++ b/bot.py"]
     assert "+from chatbound.compaction import bounded_view" in lines
     assert any(l.startswith("+") and "*bounded_view(self.conversation, last_turns=10)," in l for l in lines)
+    assert lines[-7:] == [
+        "--- a/requirements.txt", "+++ b/requirements.txt", "@@ -1 +1,2 @@",
+        "-openai>=1.40", "\\ No newline at end of file", "+openai>=1.40", "+chatbound-compaction>=0.1.0",
+    ]
 
 
 def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_the_flag(write, with_stand_in_rule):
@@ -354,7 +361,7 @@ def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_th
         '        reply = client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)\n'
         '        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})\n'
     )
-    root = write({"bot.py": SERVICE, "unsafe.py": unsafe})
+    root = write({"bot.py": SERVICE, "unsafe.py": unsafe, "requirements.txt": ""})
     result = invoke("check", "--select", "MEMORY", ".", cwd=root)
     assert result.exit_code == 1
     assert result.output.splitlines()[-1].endswith(

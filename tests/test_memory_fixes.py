@@ -186,6 +186,7 @@ def test_fix_bounds_what_is_sent_and_keeps_the_stored_history(tmp_path, path):
     assert set(replaced) <= set(original.splitlines()) and set(kept) <= set(original.splitlines())
     target = tmp_path / path.rsplit("/", 1)[1]
     shutil.copy(FIXTURES / path, target)
+    (tmp_path / "requirements.txt").write_text("")  # where the app declares what the fix imports
     assert f"{RULE}" in invoke("check", "--select", RULE, target.name, cwd=tmp_path).output
     expected = _expected(original, replaced, imports)
     diff = invoke("check", "--diff", "--select", RULE, target.name, cwd=tmp_path)

@@ -45,7 +45,9 @@ SETUP = "from openai import OpenAI\n\nclient = OpenAI()\n"
 
 @pytest.fixture
 def sales(tmp_path):
-    """A copy of the unbounded fixture notebook, alone in a folder."""
+    """A copy of the unbounded fixture notebook in a folder of its own, which declares the
+    notebook's dependencies (where `--fix` declares the engine it imports)."""
+    (tmp_path / "requirements.txt").write_text("openai\n")
     return Path(shutil.copy(NOTEBOOKS / "sales_chat.ipynb", tmp_path))
 
 
@@ -246,6 +248,7 @@ def test_fix_around_magics_keeps_them_and_writes_the_source_in_the_files_own_sty
     text = json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": cells}, indent=2)  # no final newline
     path = tmp_path / "n.ipynb"
     path.write_text(text)
+    (tmp_path / "requirements.txt").write_text("openai\n")
     assert invoke("check", ".", "--fix", "--no-cache", cwd=tmp_path).exit_code == 0
     fixed = json.loads(path.read_text())
     assert [cell["source"] for cell in fixed["cells"]] == [
@@ -267,6 +270,7 @@ def test_diff_shows_each_changed_cell_and_writes_nothing(sales):
         "-    response = client.chat.completions.create(model=MODEL, messages=history)",
         "+    response = client.chat.completions.create(model=MODEL, messages=bounded_view(history, last_turns=10))",
         "\\ No newline at end of file",
+        "--- a/requirements.txt", "+++ b/requirements.txt", "+chatbound-compaction>=0.1.0",
     ]
 
 
@@ -317,6 +321,7 @@ def test_outputs_count_neither_against_the_size_limit_nor_in_the_pre_check(tmp_p
 def test_two_fixes_below_different_imports_add_the_import_once_above_both(tmp_path):
     later = CHAT.replace("history", "log").replace("def ask", "def note")
     (tmp_path / "n.ipynb").write_text(notebook(code_cell(SETUP), code_cell(CHAT), code_cell("import json\n"), code_cell(later)))
+    (tmp_path / "requirements.txt").write_text("openai\n")
     assert "Fixed 2 findings." in invoke("check", ".", "--fix", "--no-cache", cwd=tmp_path).stdout
     sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "n.ipynb").read_text())["cells"]]
     assert sources[0] == "from openai import OpenAI\nfrom chatbound.compaction import bounded_view\n\nclient = OpenAI()\n"
