@@ -92,3 +92,15 @@ def test_a_verdict_other_than_right_or_wrong_is_refused(tmp_path):
         assert "verdict must be right, wrong or empty" in str(error)
     else:
         raise AssertionError("a bad verdict was accepted")
+
+
+def test_a_notebook_miss_is_caught_only_in_its_own_cell_and_cells_round_trip(tmp_path):
+    miss = Miss("a/app", MEMORY, "chat.ipynb", 5, "history sent whole", cell=3)
+    other_cell = Finding("a/app", MEMORY, "chat.ipynb", 5, "c2", 5, "msg", cell=2)
+    same_cell = Finding("a/app", MEMORY, "chat.ipynb", 5, "c3", 5, "msg", cell=3)
+    assert judged.compare(Judged([], [miss]), [other_cell], {"a/app"}).caught == []
+    assert len(judged.compare(Judged([], [miss]), [same_cell], {"a/app"}).caught) == 1
+    path = tmp_path / "judged.toml"
+    path.write_text(judged.dumps(Judged([same_cell], [miss])))
+    loaded = judged.load(path)
+    assert (loaded.findings[0].cell, loaded.misses[0].cell) == (3, 3)

@@ -11,7 +11,7 @@ Pure functions over plain data, so the comparison is tested without a network or
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 try:
@@ -33,13 +33,14 @@ class Finding:
     message: str = ""
     verdict: str = ""  # "right", "wrong" or "" (not judged yet)
     reason: str = ""
+    cell: int = 0  # a notebook's code cell (lines count within it); 0 in a module
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.project, self.rule, self.path, self.fingerprint)
 
     def covers(self, miss: Miss) -> bool:
-        return (self.project, self.rule, self.path) == (miss.project, miss.rule, miss.path) and (
+        return (self.project, self.rule, self.path, self.cell) == (miss.project, miss.rule, miss.path, miss.cell) and (
             self.line <= miss.line <= max(self.line, self.end_line)
         )
 
@@ -51,6 +52,7 @@ class Miss:
     path: str
     line: int
     reason: str
+    cell: int = 0
 
 
 @dataclass
@@ -95,14 +97,14 @@ def load(path: Path) -> Judged:
         Finding(
             project=f["project"], rule=f["rule"], path=f["path"], line=f["line"], fingerprint=f["fingerprint"],
             end_line=f.get("end_line", 0), message=f.get("message", ""), verdict=f.get("verdict", ""),
-            reason=f.get("reason", ""),
+            reason=f.get("reason", ""), cell=f.get("cell", 0),
         )
         for f in data.get("finding", [])
     ]
     bad = [f for f in findings if f.verdict not in ("", *VERDICTS)]
     if bad:
         raise ValueError(f"{path}: verdict must be right, wrong or empty: {bad[0].key}")
-    misses = [Miss(m["project"], m["rule"], m["path"], m["line"], m["reason"]) for m in data.get("miss", [])]
+    misses = [Miss(m["project"], m["rule"], m["path"], m["line"], m["reason"], m.get("cell", 0)) for m in data.get("miss", [])]
     return Judged(findings, misses, dict(data.get("run", {})))
 
 
@@ -166,25 +168,26 @@ def dumps(judged: Judged) -> str:
         lines += [
             "", "[[finding]]",
             f"project = {json.dumps(f.project)}", f"rule = {json.dumps(f.rule)}",
-            f"path = {json.dumps(f.path)}", f"line = {f.line}", f"end_line = {f.end_line}",
+            f"path = {json.dumps(f.path)}", *_cell(f.cell), f"line = {f.line}", f"end_line = {f.end_line}",
             f"fingerprint = {json.dumps(f.fingerprint)}", f"message = {json.dumps(f.message)}",
             f"verdict = {json.dumps(f.verdict)}", f"reason = {json.dumps(f.reason)}",
         ]
-    for m in sorted(judged.misses, key=lambda m: (m.project, m.path, m.line, m.rule)):
+    for m in sorted(judged.misses, key=lambda m: (m.project, m.path, m.cell, m.line, m.rule)):
         lines += [
             "", "[[miss]]",
             f"project = {json.dumps(m.project)}", f"rule = {json.dumps(m.rule)}",
-            f"path = {json.dumps(m.path)}", f"line = {m.line}", f"reason = {json.dumps(m.reason)}",
+            f"path = {json.dumps(m.path)}", *_cell(m.cell), f"line = {m.line}", f"reason = {json.dumps(m.reason)}",
         ]
     return "\n".join(lines) + "\n"
 
 
 def _with_verdict(current: Finding, recorded: Finding) -> Finding:
-    return Finding(
-        current.project, current.rule, current.path, current.line, current.fingerprint, current.end_line,
-        current.message, recorded.verdict, recorded.reason,
-    )
+    return replace(current, verdict=recorded.verdict, reason=recorded.reason)
+
+
+def _cell(cell: int) -> list[str]:
+    return [f"cell = {cell}"] if cell else []
 
 
 def _order(f: Finding) -> tuple:
-    return (f.project, f.path, f.line, f.rule, f.fingerprint)
+    return (f.project, f.path, f.cell, f.line, f.rule, f.fingerprint)

@@ -40,6 +40,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 MARKER = ".ecosystem-commit"
+INSTALLED = ".chatbound-installed"  # the commit `--install` last installed
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ def check(project: Project, tree: Path, chatbound: str, timeout: float) -> Outco
         Finding(
             project=project.name, rule=f["rule_id"], path=f["path"].removeprefix("./"), line=f["line"],
             fingerprint=f["fingerprint"], end_line=f.get("end_line") or f["line"], message=f["message"],
+            cell=f.get("cell") or 0,
         )
         for f in report["findings"]
         if not f.get("suppressed")
@@ -144,7 +146,8 @@ def percent(value: float | None) -> str:
 
 
 def where(f: Finding) -> str:
-    return f"{f.project} {f.path}:{f.line} {f.rule}"
+    cell = f"cell {f.cell}:" if f.cell else ""
+    return f"{f.project} {f.path}:{cell}{f.line} {f.rule}"
 
 
 def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: str) -> str:
@@ -184,6 +187,30 @@ def chatbound_commit(source: Path) -> str:
     return done.stdout.strip() or "unknown"
 
 
+def install(source: Path, work: Path) -> None:
+    """Install the engine and the analyzer of `source`'s HEAD into this interpreter's
+    environment from a clean export, so the numbers belong to that commit and the checkout
+    gets no build folders."""
+    export = work / ".chatbound-src"
+    shutil.rmtree(export, ignore_errors=True)
+    export.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(source), "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    str(export / "analyzer" / "compaction"), str(export)], check=True)
+    (work / INSTALLED).write_text(chatbound_commit(source) + "\n")
+
+
+def tested_commit(source: Path, work: Path) -> str:
+    """The commit `--install` last installed; the source's HEAD, marked unverified, otherwise."""
+    marker = work / INSTALLED
+    head = chatbound_commit(source)
+    if not marker.exists():
+        return f"{head} (not installed by --install: unverified)"
+    installed = marker.read_text().strip()
+    return installed if installed == head else f"{installed} (installed; {source} is now at {head})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="folder of fetched bare git dirs")
@@ -194,11 +221,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the chatbound executable to run (install the commit under test first)")
     parser.add_argument("--source", type=Path, default=HERE.parent.parent,
                         help="the chatbound checkout that executable was installed from (for the commit)")
+    parser.add_argument("--install", action="store_true",
+                        help="first install the chatbound of --source's HEAD into this environment")
     parser.add_argument("--only", action="append", default=[], help="check only this project (repeatable)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per project")
     parser.add_argument("--record", action="store_true", help="write the current findings into the judged file")
     args = parser.parse_args(argv)
 
+    if args.install:
+        install(args.source, args.work)
     projects = [p for p in load_projects(args.projects) if not args.only or p.name in args.only]
     outcomes = []
     for project in projects:
@@ -209,13 +240,13 @@ def main(argv: list[str] | None = None) -> int:
         outcomes.append(check(project, tree, args.chatbound, args.timeout))
         print(f"{project.name}: {len(outcomes[-1].findings)} findings, {outcomes[-1].seconds:.1f} s", file=sys.stderr)
 
-    commit = chatbound_commit(args.source)
+    commit = tested_commit(args.source, args.work)
     judged = judged_file.load(args.judged)
     current = [f for o in outcomes for f in o.findings]
     ran = {o.project.name for o in outcomes if o.ran}
     print(render(outcomes, judged_file.compare(judged, current, ran), commit))
     if args.record:
-        run = {"chatbound_commit": commit, "date": date.today().isoformat()}
+        run = {"chatbound_commit": commit.split()[0], "date": date.today().isoformat()}
         args.judged.write_text(judged_file.dumps(judged_file.record(judged, current, ran, run)))
         print(f"\nrecorded {len(current)} findings in {args.judged}", file=sys.stderr)
     return 0
