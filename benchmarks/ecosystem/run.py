@@ -196,8 +196,10 @@ def install(source: Path, work: Path) -> None:
     export.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(source), "archive", "HEAD"], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
-                    str(export / "analyzer" / "compaction"), str(export)], check=True)
+    packages = [str(export / "analyzer" / "compaction"), str(export)]
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, "--no-deps", "--force-reinstall", *packages], check=True)
+    subprocess.run([*pip, *packages], check=True)  # dependencies the commit added
     (work / INSTALLED).write_text(chatbound_commit(source) + "\n")
 
 
