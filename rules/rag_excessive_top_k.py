@@ -6,94 +6,42 @@ import re
 
 import libcst as cst
 
+from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
-from chatbound.rule import Invalid, Option, Rule, Valid
+from chatbound.retrieval import (
+    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, RERANK_KEEP, RESULT_COUNT, RetrievalFacts, count_args,
+)
+from chatbound.rule import Invalid, Option, Valid
+from chatbound.sinks import keyword
 from chatbound.values import Constant, constant
 
-# callee name -> (keyword, position of that argument when passed positionally, or None)
-COUNT_ARGUMENT = {
-    "similarity_search": ("k", 1),
-    "asimilarity_search": ("k", 1),
-    "similarity_search_with_score": ("k", 1),
-    "asimilarity_search_with_score": ("k", 1),
-    "similarity_search_with_relevance_scores": ("k", 1),
-    "asimilarity_search_with_relevance_scores": ("k", 1),
-    "similarity_search_by_vector": ("k", 1),
-    "asimilarity_search_by_vector": ("k", 1),
-    "max_marginal_relevance_search": ("k", 1),
-    "amax_marginal_relevance_search": ("k", 1),
-    "max_marginal_relevance_search_by_vector": ("k", 1),
-    "query_points": ("limit", None),  # Qdrant
-    "near_text": ("limit", None),  # Weaviate v4 collection.query.*
-    "near_vector": ("limit", None),
-    "hybrid": ("limit", None),
-    "with_limit": ("limit", 0),  # Weaviate v3 query builder
-}
-# Keywords that mean "results per query" wherever they appear on a retrieval-shaped call.
-ANYWHERE = ("similarity_top_k",)
-RETRIEVAL_NAME = re.compile(r"retriev|search|query|vector|index", re.I)
-RESULT_COUNT = ("top_k", "n_results")  # Pinecone, Haystack, LlamaIndex; Chroma
-RERANK_NAME = re.compile(r"rerank", re.I)
-RERANK_KEEP = ("top_n", "top_k", "k")
 DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
-PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
 
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-def _count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpression]]:
-    """(label, node to report, value expression) for every result-count argument of a call."""
-    name = callee_name(call)
-    found = []
-    if name in COUNT_ARGUMENT:
-        keyword, position = COUNT_ARGUMENT[name]
-        arg = _keyword(call, keyword)
-        if arg is None and position is not None:
-            positional = [a for a in call.args if a.keyword is None and not a.star]
-            arg = positional[position] if len(positional) > position else None
-        if arg is not None and (name != "hybrid" or _keyword(call, "query") is not None):
-            found.append((keyword, arg, arg.value))
-    if name == "search" and _keyword(call, "collection_name") is not None:  # Qdrant
-        arg = _keyword(call, "limit")
-        if arg is not None:
-            found.append(("limit", arg, arg.value))
-    for keyword in ANYWHERE:
-        arg = _keyword(call, keyword)
-        if arg is not None:
-            found.append((keyword, arg, arg.value))
-    if RETRIEVAL_NAME.search(name):
-        for keyword in RESULT_COUNT:
-            arg = _keyword(call, keyword)
-            if arg is not None:
-                found.append((keyword, arg, arg.value))
-    search_kwargs = _keyword(call, "search_kwargs")
-    if name == "as_retriever" and search_kwargs is not None and isinstance(search_kwargs.value, cst.Dict):
-        for element in search_kwargs.value.elements:
-            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                if element.key.evaluated_value == "k":
-                    found.append(("search_kwargs['k']", element, element.value))
-    return found
-
-
-class RagExcessiveTopK(Rule):
+class RagExcessiveTopK(ChatRule):
     """
     ## What it does
-    Flags a retrieval call that asks for more results per query than `max-top-k` (default 8),
-    when the count is a literal or a constant.
+    Flags more retrieved results reaching a model per query than `max-top-k` (default 8): a
+    retrieval asks for more (a literal or a constant count) and the analysis follows its
+    results, through names, copies, joins, f-strings, message lists and the module's helper
+    functions, into a model call, a chain or query engine built from the retriever, or a
+    LangChain `|` pipe. Reported where they reach the model, with the retrieval as a related
+    location.
 
     Retrieval calls:
 
     - `similarity_search*` and `max_marginal_relevance_search` (`k`, not `fetch_k`);
-    - `as_retriever(search_kwargs={"k": ...})`;
-    - LlamaIndex `similarity_top_k`, Chroma `n_results`, Pinecone `top_k`, Qdrant and
-      Weaviate `limit`;
-    - pgvector queries, `ORDER BY embedding <-> ... LIMIT n`.
+    - `as_retriever(search_kwargs={"k": ...})`, and what the retriever returns when asked
+      (`invoke`, `get_relevant_documents`, `retrieve`);
+    - LlamaIndex `similarity_top_k` (a query or chat engine reaches its model itself), Chroma
+      `n_results`, Pinecone `top_k`, Qdrant and Weaviate `limit`;
+    - pgvector queries, `ORDER BY embedding <-> ... LIMIT n`, and the rows fetched.
 
-    Not flagged: a wide first stage whose results a reranker cuts to a few (`top_n` within the
-    limit).
+    Not flagged: results cut before the prompt (a rerank to `top_n` within the limit, a sort
+    and `[:5]`, a comprehension with a score threshold, `score_threshold=`, one result), and
+    results that reach no model the module shows (a vector-store test asking for 1,000, results
+    handed to another module).
 
     ## Why is this bad?
     Every retrieved chunk is pasted into the prompt of every turn. Twenty chunks of a few hundred
@@ -103,21 +51,24 @@ class RagExcessiveTopK(Rule):
     ## Example
     ```python
     docs = vector_store.similarity_search(question, k=20)
+    context = "\\n".join(d.page_content for d in docs)
+    answer = llm.invoke(f"Answer from:\\n{context}\\n\\nQuestion: {question}")
     ```
 
     ## Use instead
     ```python
-    docs = vector_store.similarity_search_with_relevance_scores(question, k=4, score_threshold=0.75)
-    # or retrieve wide and rerank to a few before the prompt:
-    reranker = CohereRerank(top_n=4)
+    docs = vector_store.similarity_search(question, k=20)
+    docs = reranker.compress_documents(docs, question)  # CohereRerank(top_n=4)
+    context = "\\n".join(d.page_content for d in docs)
+    answer = llm.invoke(f"Answer from:\\n{context}\\n\\nQuestion: {question}")
     ```
 
     ## Fix
     None automatic: the right count depends on the chunk size and the question.
 
     ## Frameworks covered
-    LangChain vector stores and retrievers, LlamaIndex, Chroma, Pinecone, Qdrant, Weaviate and
-    pgvector SQL.
+    LangChain vector stores, retrievers and retrieval chains, LlamaIndex retrievers and
+    engines, Chroma, Pinecone, Qdrant, Weaviate and pgvector SQL.
     """
 
     ID = "RAG-EXCESSIVE-TOP-K"
@@ -126,7 +77,7 @@ class RagExcessiveTopK(Rule):
     SUMMARY = "Retrieval puts more chunks into each prompt than the answer needs."
     TAGS = ("cost", "llm", "rag")
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
-    # Every finding sits on one of these calls or keywords, or in a pgvector query string.
+    # Every finding follows the results of one of these calls or keywords, or of a pgvector query string.
     TRIGGERS = (
         # similarity_search*, max_marginal_relevance_search* (and their a- twins) called
         re.compile(rb"(?:similarity_search|max_marginal_relevance_search)\w*[\s)]*\("),
@@ -138,41 +89,104 @@ class RagExcessiveTopK(Rule):
     )
 
     VALID = [
-        "docs = store.similarity_search(question, k=4)",
-        "docs = store.max_marginal_relevance_search(question, k=4, fetch_k=40)",
-        "retriever = store.as_retriever(search_kwargs={'k': 5})",
+        "docs = store.similarity_search(question, k=4)\nllm.invoke(f'{docs}')\n",
+        "docs = store.max_marginal_relevance_search(question, k=4, fetch_k=40)\nllm.invoke(f'{docs}')\n",
         # a wide first stage cut to a few by a reranker before the prompt
         """
 from langchain_cohere import CohereRerank
 from langchain.retrievers import ContextualCompressionRetriever
+from langchain.chains import RetrievalQA
 base = store.as_retriever(search_kwargs={"k": 40})
 retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=5), base_retriever=base)
+qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
 """,
         "engine = index.as_query_engine(similarity_top_k=25, node_postprocessors=[SentenceTransformerRerank(top_n=3)])",
+        # sorted by score and cut to five before the prompt
+        "def answer(q):\n"
+        "    hits = store.similarity_search_with_score(q, k=40)\n"
+        "    best = sorted(hits, key=lambda h: h[1], reverse=True)[:5]\n"
+        "    return llm.invoke(f'Context: {best}\\nQ: {q}')\n",
+        # a score threshold keeps the relevant few
+        "def answer(q):\n"
+        "    hits = store.similarity_search_with_relevance_scores(q, k=30)\n"
+        "    context = '\\n'.join(d.page_content for d, score in hits if score > 0.8)\n"
+        "    return llm.invoke(context)\n",
+        # a vector-store test asks for many and never builds a prompt
+        "def test_search_returns_everything(store):\n"
+        "    assert len(store.similarity_search('cats', k=1000)) == 1000\n",
+        # results handed to a module the analysis does not see
+        "from .prompting import answer_from\n"
+        "def answer(q):\n"
+        "    return answer_from(q, store.similarity_search(q, k=20))\n",
         # not retrieval: a plain search API with a page size
         "results = github.search(q='langchain', limit=50)",
-        "hits = collection.query(query_texts=[q], n_results=K)",  # K unknown: never guess
-        Valid("docs = store.similarity_search(q, k=12)", options={"max-top-k": 12}),
+        "hits = collection.query(query_texts=[q], n_results=K)\nllm.invoke(str(hits))\n",  # K unknown: never guess
+        Valid("docs = store.similarity_search(q, k=12)\nllm.invoke(f'{docs}')\n", options={"max-top-k": 12}),
     ]
     INVALID = [
-        Invalid("docs = store.similarity_search(question, k=20)", 1, 42, 1, 46),
-        Invalid("docs = store.similarity_search(question, 20)", 1, 42),
-        Invalid("retriever = store.as_retriever(search_kwargs={'k': 20, 'fetch_k': 50})", 1, 47),
-        Invalid("TOP_K = 20\n\ndef answer(q):\n    return store.max_marginal_relevance_search(q, k=TOP_K)\n", 4, 51),
+        Invalid("docs = store.similarity_search(question, k=20)\nllm.invoke(f'{question} {docs}')\n", 2, 26, 2, 30),
+        Invalid("docs = store.similarity_search(question, 20)\nanswer = llm.invoke(docs)\n", 2, 21),
+        # a retriever handed to a chain reaches the chain's model
         Invalid(
-            "class Bot:\n    K = 24\n    def ask(self, q):\n        return self.store.similarity_search(q, k=self.K)\n",
-            4, 48,
+            "retriever = store.as_retriever(search_kwargs={'k': 20, 'fetch_k': 50})\n"
+            "qa = RetrievalQA.from_chain_type(llm=llm, retriever=retriever)\n",
+            2, 53,
+        ),
+        Invalid(
+            "TOP_K = 20\n\n"
+            "def answer(q):\n"
+            "    docs = store.max_marginal_relevance_search(q, k=TOP_K)\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs}'}])\n",
+            5, 95,
+        ),
+        Invalid(
+            "class Bot:\n"
+            "    K = 24\n"
+            "    def context(self, q):\n"
+            "        return '\\n'.join(d.page_content for d in self.store.similarity_search(q, k=self.K))\n"
+            "    def ask(self, q):\n"
+            "        return self.llm.invoke(self.context(q) + q)\n",
+            6, 32,
         ),
         Invalid("engine = index.as_query_engine(similarity_top_k=15)", 1, 32),
-        Invalid("hits = collection.query(query_texts=[q], n_results=30)", 1, 42),
-        Invalid("matches = pinecone_index.query(vector=v, top_k=50, include_metadata=True)", 1, 42),
-        Invalid("hits = qdrant.query_points(collection_name='docs', query=v, limit=25)", 1, 61),
-        Invalid("hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)", 1, 62),
-        Invalid("res = articles.query.near_text(query='cats', limit=16)", 1, 46),
-        Invalid("retriever = VectorIndexRetriever(index=index, similarity_top_k=10)", 1, 47),
-        Invalid('cur.execute("SELECT text FROM docs ORDER BY embedding <-> %s LIMIT 30", (v,))', 1, 13),
+        Invalid("hits = collection.query(query_texts=[q], n_results=30)\nllm.invoke(str(hits['documents'][0]))\n", 2, 16),
+        Invalid(
+            "matches = pinecone_index.query(vector=v, top_k=50, include_metadata=True)\n"
+            "texts = [m.metadata['text'] for m in matches.matches]\n"
+            "llm.invoke('\\n'.join(texts))\n",
+            3, 22,
+        ),
+        Invalid(
+            "hits = qdrant.query_points(collection_name='docs', query=v, limit=25)\n"
+            "context = ''\n"
+            "for point in hits.points:\n"
+            "    context += point.payload['text']\n"
+            "llm.invoke(context)\n",
+            5, 12,
+        ),
+        Invalid("hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)\nllm.invoke(f'{hits}')\n", 2, 15),
+        Invalid("res = articles.query.near_text(query='cats', limit=16)\nllm.invoke(f'{res.objects}')\n", 2, 15),
+        Invalid(
+            "retriever = VectorIndexRetriever(index=index, similarity_top_k=10)\n"
+            "engine = RetrieverQueryEngine.from_args(retriever)\n",
+            2, 41,
+        ),
+        Invalid(
+            "def context(cur, v):\n"
+            "    cur.execute(\"SELECT text FROM docs ORDER BY embedding <-> %s LIMIT 30\", (v,))\n"
+            "    rows = cur.fetchall()\n"
+            "    return llm.invoke('\\n'.join(r[0] for r in rows))\n",
+            4, 47,
+        ),
         # a reranker that still keeps too many does not excuse the first stage
-        Invalid("base = store.as_retriever(search_kwargs={'k': 30})\nrr = CohereRerank(top_n=20)\n", 1, 42),
+        Invalid(
+            "base = store.as_retriever(search_kwargs={'k': 30})\n"
+            "retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=20), base_retriever=base)\n"
+            "chain = create_retrieval_chain(retriever, combine_docs_chain)\n",
+            3, 32,
+        ),
+        # a cut that still keeps more than the limit
+        Invalid("docs = store.similarity_search(q, k=40)[:20]\nllm.invoke(f'{docs}')\n", 2, 15),
     ]
 
     @classmethod
@@ -189,41 +203,59 @@ retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=5)
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-top-k")
-        self.candidates: list[tuple[str, cst.CSTNode, Constant]] = []
-        self.reranked = False
+        # (label, node that sets the count, the count, the retrieval call or query string)
+        self.candidates: list[tuple[str, cst.CSTNode, Constant, cst.CSTNode]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if RERANK_NAME.search(callee_name(node)) and self._keeps_few(node):
-            self.reranked = True
-        for label, report_node, value in _count_args(node):
+        super().visit_Call(node)
+        for label, report_node, value in count_args(node):
             found = constant(self, value)
             if found is not None and isinstance(found.value, int) and found.value > self.limit:
-                self.candidates.append((label, report_node, found))
+                self.candidates.append((label, report_node, found, node))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         match = PGVECTOR_LIMIT.search(node.value)
         if match and int(match.group(2)) > self.limit:
-            self.candidates.append(("LIMIT", node, Constant(int(match.group(2)), "", node)))
+            self.candidates.append(("LIMIT", node, Constant(int(match.group(2)), "", node), node))
 
     def _keeps_few(self, call: cst.Call) -> bool:
         """A reranker with a small keep count (class rerankers default to 2-5 when unset)."""
-        for keyword in RERANK_KEEP:
-            arg = _keyword(call, keyword)
+        for name in RERANK_KEEP:
+            arg = keyword(call, name)
             if arg is not None:
                 found = constant(self, arg.value)
                 return found is not None and isinstance(found.value, int) and found.value <= self.limit
-        return callee_name(call)[:1].isupper()
+        return True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self.reranked:
-            return
-        for label, node, found in self.candidates:
-            origin = f", from {found.source}" if found.source else ""
-            self.report(
-                node,
-                f"Retrieval asks for {found.value} results per query ({label}={found.value}{origin}); "
-                f"every one is pasted into the prompt (max-top-k is {self.limit}).",
-                suggestion="Start at 4 with a score threshold, or retrieve wide and rerank to a few "
-                f"(top_n <= {self.limit}) before the prompt.",
-                related=[self.related(found.node, f"{label} is set here")] if found.source else [],
-            )
+        if not self.candidates:
+            return  # the chat facts are built only where a retrieval asks for too many
+        retrieval = RetrievalFacts(self.chat_facts(), self.limit, self._keeps_few)
+        reported: set[int] = set()
+        for label, count_node, found, source in self.candidates:
+            if isinstance(source, cst.Call):
+                reaches = retrieval.reach_of_call(source, found.value)
+            else:
+                reaches = retrieval.reach_of_query(source, found.value)
+            for reach in reaches:
+                node = count_node if reach.node is source else reach.node
+                if id(node) in reported:
+                    continue
+                reported.add(id(node))
+                self._report(node, label, count_node, found, reach.count)
+
+    def _report(self, node: cst.CSTNode, label: str, count_node: cst.CSTNode, found: Constant, count: int) -> None:
+        origin = f", from {found.source}" if found.source else ""
+        related = []
+        if node is not count_node:
+            related.append(self.related(count_node, f"retrieval asks for {found.value} results here ({label})"))
+        if found.source:
+            related.append(self.related(found.node, f"{label} is set here"))
+        self.report(
+            node,
+            f"{count} retrieved results per query reach the model here ({label}={found.value}{origin}); "
+            f"every one is pasted into the prompt (max-top-k is {self.limit}).",
+            suggestion="Start at 4 with a score threshold, or retrieve wide and rerank to a few "
+            f"(top_n <= {self.limit}) before the prompt.",
+            related=related,
+        )

@@ -10,7 +10,7 @@ from chatbound.noqa import scan, with_ids
 
 from test_cli import BAD_TOP_K, check
 
-BAD_IN_FUNCTION = "def answer(q):\n    return store.similarity_search(q, k=20)\n"
+BAD_IN_FUNCTION = "def answer(q):\n    return llm.invoke(store.similarity_search(q, k=20))\n"
 
 
 def concise(root, *args) -> list[str]:
@@ -49,9 +49,9 @@ def test_baseline_hides_recorded_findings_even_after_lines_move_and_reports_new_
     check(".", "--write-baseline", "base.json", cwd=root)
     assert check(".", "--baseline", "base.json", cwd=root).exit_code == 0
     (root / "app.py").write_text(
-        "import os\n\n\n" + BAD_IN_FUNCTION + "\n\ndef other(q):\n    return store.similarity_search(q, k=30)\n"
+        "import os\n\n\n" + BAD_IN_FUNCTION + "\n\ndef other(q):\n    return llm.invoke(store.similarity_search(q, k=30))\n"
     )
-    assert [l.split(": ")[0] for l in concise(root, "--baseline", "base.json")] == ["app.py:9:39"]
+    assert [l.split(": ")[0] for l in concise(root, "--baseline", "base.json")] == ["app.py:9:50"]
     assert check(".", "--baseline", "base.json", cwd=root).exit_code == 1
     assert len(concise(root)) == 2  # without the baseline both are reported
 
@@ -60,7 +60,7 @@ def test_the_same_code_in_another_function_is_a_new_finding(write):
     root = write({"app.py": BAD_IN_FUNCTION})
     check(".", "--write-baseline", "base.json", cwd=root)
     (root / "app.py").write_text(BAD_IN_FUNCTION + BAD_IN_FUNCTION.replace("answer", "again"))
-    assert [l.split(": ")[0] for l in concise(root, "--baseline", "base.json")] == ["app.py:4:39"]
+    assert [l.split(": ")[0] for l in concise(root, "--baseline", "base.json")] == ["app.py:4:50"]
 
 
 def test_suppressed_findings_are_not_written_to_the_baseline(write):
@@ -95,7 +95,7 @@ def test_add_noqa_comments_each_finding_and_a_rerun_reports_nothing(write):
     result = check(".", "--add-noqa", cwd=root)
     assert result.exit_code == 0 and "Added 2 ignore comments to 2 files." in result.output
     assert (root / "a.py").read_text() == BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]\n"
-    assert (root / "b.py").read_text().splitlines()[1].endswith("k=20)  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]")
+    assert (root / "b.py").read_text().splitlines()[1].endswith("k=20))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]")
     assert (root / "ok.py").read_text() == "x = 1\n"
     rerun = check(".", cwd=root)
     assert rerun.exit_code == 0 and "No findings in 3 files. 2 suppressed." in rerun.output
@@ -117,19 +117,16 @@ def test_add_noqa_merges_with_an_existing_ignore_and_keeps_other_comments(write)
 
 
 def test_add_noqa_uses_the_statement_line_when_the_reported_line_ends_in_a_string(write):
-    source = (
-        'cur.execute("""SELECT text FROM docs\n'
-        '    ORDER BY embedding <-> %s LIMIT 30""", (v,))\n'
-    )
-    statement = 'rows = cur.execute(\n    """SELECT text FROM docs\n    ORDER BY embedding <-> %s LIMIT 30""",\n    (v,))\n'
+    source = 'answer = llm.invoke(f"""{store.similarity_search(q, k=20)}\n    Answer briefly.""")\n'
+    statement = 'answer = llm.invoke(\n    f"""{store.similarity_search(q, k=20)}\n    Answer briefly.""",\n)\n'
     root = write({"string_first.py": source, "statement.py": statement})
-    assert [l.split(": ")[0] for l in concise(root)] == ["statement.py:2:5", "string_first.py:1:13"]
+    assert [l.split(": ")[0] for l in concise(root)] == ["statement.py:2:37", "string_first.py:1:53"]
     result = check(".", "--add-noqa", cwd=root)
     # string_first.py: the statement's first line ends inside the string; nothing can go there
     assert "string_first.py:1: no line of the statement can hold a comment" in result.output
     assert (root / "string_first.py").read_text() == source
-    assert (root / "statement.py").read_text().splitlines()[0] == "rows = cur.execute(  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]"
-    assert [l.split(": ")[0] for l in concise(root)] == ["string_first.py:1:13"]
+    assert (root / "statement.py").read_text().splitlines()[0] == "answer = llm.invoke(  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]"
+    assert [l.split(": ")[0] for l in concise(root)] == ["string_first.py:1:53"]
 
 
 def test_add_noqa_keeps_permissions_crlf_and_the_coding_cookie(write):
@@ -138,7 +135,7 @@ def test_add_noqa_keeps_permissions_crlf_and_the_coding_cookie(write):
     os.chmod(root / "a.py", 0o751)
     check(".", "--add-noqa", cwd=root)
     data = (root / "a.py").read_bytes()
-    assert data == (source.replace("k=20)\r\n", "k=20)  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]\r\n")).encode("latin-1")
+    assert data == (source.replace("k=20))\r\n", "k=20))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]\r\n")).encode("latin-1")
     assert stat.S_IMODE(os.stat(root / "a.py").st_mode) == 0o751
     assert [p.name for p in root.iterdir() if p.name != ".chatbound_cache"] == ["a.py"]  # no temp file left behind
 

@@ -17,7 +17,7 @@ from chatbound.cli import main
 from chatbound.config import Settings
 from chatbound.runner import run
 
-CHAT = "docs = store.similarity_search(question, k=20)\n"
+CHAT = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 OTHER = "hits = index.as_query_engine(similarity_top_k=15)\n"
 
 
@@ -65,7 +65,7 @@ def test_an_edited_file_alone_is_parsed_again(write, monkeypatch, parses):
     (root / "chat.py").write_text(CHAT.replace("k=20", "k=30"))
     again = _run(root)
     assert again.parsed == ["chat.py"] and len(parses) == 3
-    assert "30 results" in again.findings[0].message
+    assert "30 retrieved results" in again.findings[0].message
 
 
 def test_other_rules_or_options_do_not_reuse_the_entries(write, monkeypatch, parses):

@@ -15,8 +15,8 @@ from chatbound.cli import main
 
 from conftest import FIXTURES, ROOT, SARIF_SCHEMA
 
-BAD_TOP_K = "docs = store.similarity_search(question, k=20)\n"
-GOOD = "docs = store.similarity_search(question, k=4)\n"
+BAD_TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
+GOOD = "docs = llm.invoke(store.similarity_search(question, k=4))\n"
 
 
 def check(*args, cwd=None):
@@ -32,16 +32,16 @@ def check(*args, cwd=None):
 def test_fixtures_exit_1_with_the_retrieval_finding():
     result = check(FIXTURES, "--output-format", "concise")
     assert result.exit_code == 1
-    assert "support_assistant/support_service.py:17:62: RAG-EXCESSIVE-TOP-K [medium]" in result.output
+    assert "support_assistant/support_service.py:23:117: RAG-EXCESSIVE-TOP-K [medium]" in result.output
 
 
 def test_text_output_shows_the_line_a_caret_span_and_the_help(write):
     root = write({"app.py": BAD_TOP_K})
     result = check("app.py", cwd=root)
     lines = result.output.splitlines()
-    assert lines[0].startswith("app.py:1:42: RAG-EXCESSIVE-TOP-K Retrieval asks for 20 results")
+    assert lines[0].startswith("app.py:1:53: RAG-EXCESSIVE-TOP-K 20 retrieved results per query reach the model")
     assert lines[2] == "1 | " + BAD_TOP_K.rstrip()
-    assert lines[3] == "  | " + " " * 41 + "^^^^"
+    assert lines[3] == "  | " + " " * 52 + "^^^^"
     assert lines[4].startswith("  = help: Start at 4")
     assert lines[-1] == "Found 1 finding (1 medium) in 1 file."
     assert "\x1b[" not in result.output  # no colour when not a TTY
@@ -62,7 +62,7 @@ def test_syntax_error_gives_one_line_error_and_the_other_file_is_still_reported(
     assert proc.returncode == 2
     errors = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: broken.py: syntax error at 1:")
-    assert proc.stdout.startswith("app.py:1:42: RAG-EXCESSIVE-TOP-K")
+    assert proc.stdout.startswith("app.py:1:53: RAG-EXCESSIVE-TOP-K")
 
 
 def test_undecodable_file_is_an_error_not_a_crash(write):
@@ -153,7 +153,7 @@ def test_bad_config_is_a_one_line_error_naming_the_key(write, table, message):
 def test_suppression_comment_on_the_line_or_the_statement_start(write):
     root = write({
         "a.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K] reviewed: legal corpus\n",
-        "b.py": "docs = store.similarity_search(  # chatbound: ignore[RAG] wide on purpose\n    question, k=20)\n",
+        "b.py": "docs = llm.invoke(store.similarity_search(  # chatbound: ignore[RAG] wide on purpose\n    question, k=20))\n",
         "c.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY]\n",
     })
     result = check(".", "--output-format", "concise", cwd=root)
@@ -173,13 +173,13 @@ def test_bare_ignore_suppresses_but_warns(write):
 
 
 def test_json_output_matches_its_documented_schema(write):
-    root = write({"app.py": "TOP_K = 30\n" + "docs = store.similarity_search(q, k=TOP_K)\n"})
+    root = write({"app.py": "TOP_K = 30\n" + "docs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"})
     result = check(".", "--output-format", "json", cwd=root)
     document = json.loads(result.stdout)
     schema = json.loads((ROOT / "docs" / "json-output.schema.json").read_text())
     jsonschema.validate(document, schema)
     (finding,) = document["findings"]
-    assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 35, 2, 42)
+    assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 46, 2, 53)
     assert finding["cell"] is None
     assert finding["related"] == [{"message": "k is set here", "cell": None, "line": 1, "column": 9, "end_line": 1, "end_column": 11}]
     assert "TOP_K = 30 (line 1)" in finding["message"]
@@ -195,7 +195,7 @@ def test_sarif_validates_against_the_official_schema(write):
     assert res["ruleId"] == "RAG-EXCESSIVE-TOP-K" and res["level"] == "warning"
     assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "RAG-EXCESSIVE-TOP-K"
     region = res["locations"][0]["physicalLocation"]["region"]
-    assert region == {"startLine": 1, "startColumn": 42, "endLine": 1, "endColumn": 46}
+    assert region == {"startLine": 1, "startColumn": 53, "endLine": 1, "endColumn": 57}
     assert res["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "app.py", "uriBaseId": "%SRCROOT%"}
     assert len(res["partialFingerprints"]["chatbound/v1"]) == 32
     assert run["invocations"][0]["executionSuccessful"] is False
@@ -214,7 +214,7 @@ def test_github_annotations_escape_their_properties(write):
     root = write({"a,b.py": BAD_TOP_K})
     result = check(".", "--output-format", "github", cwd=root)
     assert result.output.startswith(
-        "::warning file=a%2Cb.py,line=1,col=42,endLine=1,endColumn=46,title=RAG-EXCESSIVE-TOP-K::Retrieval asks"
+        "::warning file=a%2Cb.py,line=1,col=53,endLine=1,endColumn=57,title=RAG-EXCESSIVE-TOP-K::20 retrieved results"
     )
 
 
@@ -225,7 +225,7 @@ def test_statistics_counts_per_rule(write):
 
 
 def test_fingerprint_survives_edits_above_the_finding(write):
-    root = write({"app.py": "def answer(q):\n    return store.similarity_search(q, k=20)\n"})
+    root = write({"app.py": "def answer(q):\n    return llm.invoke(store.similarity_search(q, k=20))\n"})
     before = json.loads(check(".", "--output-format", "json", cwd=root).stdout)["findings"][0]
     (root / "app.py").write_text("import os\n\n\n" + (root / "app.py").read_text())
     after = json.loads(check(".", "--output-format", "json", cwd=root).stdout)["findings"][0]
@@ -283,7 +283,7 @@ def test_a_library_warning_is_one_plain_line_on_stderr(write):
 
 
 def test_a_very_long_source_line_is_clipped_under_the_finding(write):
-    root = write({"app.py": "docs = store.similarity_search(question, k=20)" + "  # " + "x" * 500 + "\n"})
+    root = write({"app.py": "docs = llm.invoke(store.similarity_search(question, k=20))" + "  # " + "x" * 500 + "\n"})
     lines = check("app.py", cwd=root).output.splitlines()
     assert lines[2].endswith(" ...") and len(lines[2]) == len("1 | ") + 160 + 4
-    assert lines[3] == "  | " + " " * 41 + "^^^^"
+    assert lines[3] == "  | " + " " * 52 + "^^^^"

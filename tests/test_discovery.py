@@ -9,7 +9,7 @@ from chatbound.runner import display_path
 
 from conftest import invoke
 
-BAD_TOP_K = "docs = store.similarity_search(question, k=20)\n"
+BAD_TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 
 
 def _names(found, root: Path) -> list[str]:

@@ -21,9 +21,9 @@ TIMEOUT = 20  # seconds for any one message; the whole test never hangs
 
 SOURCE = (
     "TOP_K = 30\n"
-    "docs = store.similarity_search(q, k=TOP_K)\n"
-    "small = store.similarity_search(q, k=20)\n"
-    'x = "\U0001F600"; more = store.similarity_search(q, k=40)\n'
+    "docs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"
+    "small = llm.invoke(store.similarity_search(q, k=20))\n"
+    'x = "\U0001F600"; more = llm.invoke(store.similarity_search(q, k=40))\n'
 )
 
 
@@ -124,25 +124,25 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     assert first["code"] == "RAG-EXCESSIVE-TOP-K" and first["source"] == "chatbound"
     assert first["codeDescription"]["href"] == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
     assert first["severity"] == 2  # medium -> Warning
-    assert first["range"] == lsp_range(1, 34, 1, 41)
-    assert first["message"].startswith("Retrieval asks for 30 results per query (k=30, from TOP_K = 30 (line 1))")
+    assert first["range"] == lsp_range(1, 45, 1, 52)
+    assert first["message"].startswith("30 retrieved results per query reach the model here (k=30, from TOP_K = 30 (line 1))")
     assert first["relatedInformation"] == [
         {"location": {"uri": uri, "range": lsp_range(0, 8, 0, 10)}, "message": "k is set here"},
     ]
     # after an emoji (one code point, two UTF-16 units) the character offsets shift by one
-    assert second["range"] == lsp_range(3, 44, 3, 48)
+    assert second["range"] == lsp_range(3, 55, 3, 59)
 
     actions = client.request("textDocument/codeAction", {
         "textDocument": {"uri": uri},
-        "range": lsp_range(1, 36, 1, 36),
+        "range": lsp_range(1, 47, 1, 47),
         "context": {"diagnostics": [first]},
     })
     assert [(a["title"], a["kind"]) for a in actions] == [
         ("chatbound: ignore RAG-EXCESSIVE-TOP-K on this line", "quickfix"),
     ]
     assert actions[0]["edit"]["changes"][uri] == [{
-        "range": lsp_range(1, 0, 1, 42),
-        "newText": "docs = store.similarity_search(q, k=TOP_K)  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]",
+        "range": lsp_range(1, 0, 1, 54),
+        "newText": "docs = llm.invoke(store.similarity_search(q, k=TOP_K))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]",
     }]
     assert actions[0]["diagnostics"][0]["code"] == "RAG-EXCESSIVE-TOP-K"
 
@@ -150,12 +150,12 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     for version, text in ((2, "35"), (3, "4")):
         client.notify("textDocument/didChange", {
             "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": lsp_range(3, 46, 3, 48), "text": text}],
+            "contentChanges": [{"range": lsp_range(3, 57, 3, 59), "text": text}],
         })
     seen: list = []
     after_change = client.diagnostics(uri, seen)
     assert after_change["version"] == 3
-    assert [d["range"] for d in after_change["diagnostics"]] == [lsp_range(1, 34, 1, 41)]
+    assert [d["range"] for d in after_change["diagnostics"]] == [lsp_range(1, 45, 1, 52)]
     assert not [m for m in seen if m.get("method") == "textDocument/publishDiagnostics"]
 
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})

@@ -80,14 +80,14 @@ def test_pre_commit_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp
     failed = try_repo(hooks, project, tmp_path / "pre-commit-home")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "chatbound....." in failed.stdout and "Failed" in failed.stdout
-    assert "bad.py:1:42: RAG-EXCESSIVE-TOP-K Retrieval asks for 20 results" in failed.stdout
+    assert "bad.py:1:53: RAG-EXCESSIVE-TOP-K 20 retrieved results per query reach the model" in failed.stdout
     assert "good.py:" not in failed.stdout and "legacy/old.py" not in failed.stdout
     assert "Found 1 finding (1 medium) in 2 files." in failed.stdout  # legacy/old.py force-excluded
 
     # the fix hook runs `check --fix`: a retrieval finding has no automatic fix, so it still fails
     unfixed = try_repo(hooks, project, tmp_path / "pre-commit-home", hook="chatbound-fix")
     assert unfixed.returncode == 1, unfixed.stdout + unfixed.stderr
-    assert "bad.py:1:42: RAG-EXCESSIVE-TOP-K" in unfixed.stdout and "files were modified" not in unfixed.stdout
+    assert "bad.py:1:53: RAG-EXCESSIVE-TOP-K" in unfixed.stdout and "files were modified" not in unfixed.stdout
 
     (project / "bad.py").write_text(BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K] reviewed\n")
     git("add", "-A", cwd=project)

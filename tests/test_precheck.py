@@ -125,7 +125,7 @@ def test_trigger_words_match_case_insensitively_and_skip_files_without_them():
 
 
 def test_a_file_without_trigger_words_is_not_parsed(write, monkeypatch):
-    root = write({"chat.py": "docs = store.similarity_search(q, k=20)\n", "util.py": "def add(a, b):\n    return a + b\n"})
+    root = write({"chat.py": "docs = store.similarity_search(q, k=20)\nllm.invoke(f'{docs}')\n", "util.py": "def add(a, b):\n    return a + b\n"})
     monkeypatch.chdir(root)
     result = run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]))
     assert result.parsed == ["chat.py"]
@@ -169,8 +169,8 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
     import chatbound.analysis as analysis
 
     root = write({
-        "rag.py": "docs = store.similarity_search(question, k=20)\n",
-        "both.py": "docs = store.similarity_search(q, k=20)\nr = client.chat.completions.create(model=m, messages=h)\n",
+        "rag.py": "retriever = store.as_retriever(search_kwargs={'k': 20})\nqa = RetrievalQA.from_chain_type(llm, retriever=retriever)\n",
+        "both.py": "docs = store.similarity_search(q, k=20)\nr = client.chat.completions.create(model=m, messages=h + docs)\n",
     })
     monkeypatch.chdir(root)
     ran = {}
@@ -185,7 +185,7 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
     assert ran["rag.py"] == ["RAG-EXCESSIVE-TOP-K"]
     assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "MEMORY-WINDOW-SPLITS-TURN", "RAG-EXCESSIVE-TOP-K"]
     assert [(f.path, f.span.line, f.rule_id) for f in result.findings] == [
-        ("both.py", 1, "RAG-EXCESSIVE-TOP-K"), ("rag.py", 1, "RAG-EXCESSIVE-TOP-K"),
+        ("both.py", 2, "RAG-EXCESSIVE-TOP-K"), ("rag.py", 2, "RAG-EXCESSIVE-TOP-K"),
     ]
 
 
@@ -193,7 +193,7 @@ def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatc
     import chatbound.runner as runner
 
     root = write({
-        "rag.py": "docs = store.similarity_search(question, k=20)\n",
+        "rag.py": "docs = store.similarity_search(question, k=20)\nllm.invoke(f'{docs}')\n",
         "plain.py": "x = 1\n",
         "broken.py": "def f(:\n",
         **{f"chat{i}.py": f"history = []\ndef turn(q):\n    history.append({{'role': 'user', 'content': q}})\n"

@@ -46,11 +46,11 @@ def test_the_handoff_fixtures_give_the_same_findings_with_and_without_the_preche
 
 
 RAG_CODE = {
-    "literal.py": "docs = store.similarity_search(q, k=20)\n",
-    "constant.py": "TOP_K = 1_000\ndocs = store.similarity_search(q, k=TOP_K)\n",
-    "hex.py": "docs = store.similarity_search(q, k=0x20)\n",
-    "pgvector.py": 'cur.execute("SELECT t FROM d ORDER BY e <-> %s LIMIT 30", (v,))\n',
-    "small.py": "docs = store.similarity_search(q, k=4)\n",
+    "literal.py": "docs = store.similarity_search(q, k=20)\nllm.invoke(f'{docs}')\n",
+    "constant.py": "TOP_K = 1_000\ndocs = store.similarity_search(q, k=TOP_K)\nllm.invoke(f'{docs}')\n",
+    "hex.py": "docs = store.similarity_search(q, k=0x20)\nllm.invoke(f'{docs}')\n",
+    "pgvector.py": 'cur.execute("SELECT t FROM d ORDER BY e <-> %s LIMIT 30", (v,))\nllm.invoke(str(cur.fetchall()))\n',
+    "small.py": "docs = store.similarity_search(q, k=4)\nllm.invoke(f'{docs}')\n",
 }
 
 

@@ -18,7 +18,7 @@ from chatbound.config import Settings
 from chatbound.findings import Severity
 from chatbound.rule import Rule
 
-TOP_K = "docs = store.similarity_search(question, k=20)\n"  # RAG-EXCESSIVE-TOP-K at 1:42
+TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"  # RAG-EXCESSIVE-TOP-K at 1:53
 
 
 def check(root, *args):
@@ -40,7 +40,7 @@ BAD_FILES = {
                    "error: python2.py: syntax error at 2:1: Missing parentheses in call to 'print'. Did you mean print(...)?"),
     "undecodable.py": (TOP_K.encode() + b'x = "\xff\xfe"\n',
                        "error: undecodable.py: cannot decode the file: 'utf-8' codec can't decode byte 0xff "
-                       "in position 52: invalid start byte"),
+                       "in position 64: invalid start byte"),
     "nul.py": (TOP_K + "x = 1\0\n",
                "error: nul.py: syntax error: tokenizer error: '\\0' is not a valid character in this position"),
     "deep.py": (TOP_K + "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
@@ -56,7 +56,7 @@ def test_a_bad_file_is_one_error_line_and_the_good_file_is_still_checked(write, 
     root = write({name: content, "good.py": TOP_K})
     result = check(root)
     assert errors_of(result) == [message]
-    assert result.stdout.splitlines()[0].startswith("good.py:1:42: RAG-EXCESSIVE-TOP-K")
+    assert result.stdout.splitlines()[0].startswith("good.py:1:53: RAG-EXCESSIVE-TOP-K")
     assert result.exit_code == 2
 
 
@@ -68,7 +68,7 @@ def test_a_20_mb_generated_file_is_over_the_size_cap_and_never_read(write, monke
     assert errors_of(result) == [
         "error: generated.py: file too large to analyze (20.0 MB; the limit is 2 MB): generated code or data? exclude it"
     ]
-    assert result.stdout.startswith("good.py:1:42: RAG-EXCESSIVE-TOP-K") and result.exit_code == 2
+    assert result.stdout.startswith("good.py:1:53: RAG-EXCESSIVE-TOP-K") and result.exit_code == 2
 
 
 @pytest.mark.parametrize("content", [
@@ -78,7 +78,7 @@ def test_a_20_mb_generated_file_is_over_the_size_cap_and_never_read(write, monke
 def test_a_bom_or_crlf_file_is_analyzed_with_the_same_positions(write, content):
     root = write({"app.py": content})
     result = check(root)
-    assert result.stdout.startswith("app.py:2:42: RAG-EXCESSIVE-TOP-K")
+    assert result.stdout.startswith("app.py:2:53: RAG-EXCESSIVE-TOP-K")
     assert errors_of(result) == [] and result.exit_code == 1
 
 
@@ -123,7 +123,7 @@ def test_an_unreadable_file_is_an_error(write, monkeypatch):
         os.chmod(target, 0)
     result = check(root)
     assert errors_of(result) == ["error: secret.py: cannot read: Permission denied"]
-    assert result.stdout.startswith("good.py:1:42:") and result.exit_code == 2
+    assert result.stdout.startswith("good.py:1:53:") and result.exit_code == 2
 
 
 def test_a_file_that_vanishes_after_discovery_is_an_error(write, monkeypatch):
@@ -138,7 +138,7 @@ def test_a_file_that_vanishes_after_discovery_is_an_error(write, monkeypatch):
     monkeypatch.setattr(runner, "discover", discover_then_delete)
     result = check(root)
     assert errors_of(result) == ["error: gone.py: cannot read: No such file or directory"]
-    assert result.stdout.startswith("good.py:1:42:") and result.exit_code == 2
+    assert result.stdout.startswith("good.py:1:53:") and result.exit_code == 2
 
 
 # --- a worker that dies ----------------------------------------------------------------
@@ -230,7 +230,7 @@ def test_a_tree_deeper_than_the_recursion_limit_is_one_error_line_in_any_rule_se
             "error: generated.py: nested too deeply to analyze: an expression (a long chain of operators or of "
             "implicitly joined strings) is deeper than the analyzer's recursion limit; exclude the file if it is generated"
         ]
-        assert result.stdout.startswith("good.py:1:42:") and result.exit_code == 2
+        assert result.stdout.startswith("good.py:1:53:") and result.exit_code == 2
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -240,7 +240,7 @@ def test_a_bad_file_no_rule_reads_is_one_error_line_too(write, name):
     root = write({name: content, "good.py": TOP_K})
     result = check(root)
     assert len(errors_of(result)) == 1 and errors_of(result)[0].startswith(f"error: {name}: "), result.stderr
-    assert result.stdout.splitlines()[0].startswith("good.py:1:42: RAG-EXCESSIVE-TOP-K")
+    assert result.stdout.splitlines()[0].startswith("good.py:1:53: RAG-EXCESSIVE-TOP-K")
     assert result.exit_code == 2
 
 

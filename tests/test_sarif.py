@@ -17,7 +17,7 @@ from conftest import SARIF_SCHEMA
 from test_cli import BAD_TOP_K, check
 
 SCHEMA = json.loads(SARIF_SCHEMA.read_text())
-CONSTANT_TOP_K = "TOP_K = 30\ndocs = store.similarity_search(q, k=TOP_K)\n"
+CONSTANT_TOP_K = "TOP_K = 30\ndocs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"
 
 
 def sarif(root, *args) -> dict:
@@ -43,7 +43,7 @@ def test_every_rule_carries_the_fields_code_scanning_shows(write):
     assert rule["name"] == "rag-excessive-top-k"
     assert rule["shortDescription"]["text"] == "Retrieval puts more chunks into each prompt than the answer needs."
     full = rule["fullDescription"]["text"]
-    assert full.startswith("Flags a retrieval call that asks for more results") and len(full) <= 1024
+    assert full.startswith("Flags more retrieved results reaching a model") and len(full) <= 1024
     assert "Every retrieved chunk is pasted into the prompt" in full  # why it costs, after the overview
     assert "\n" not in full and "##" not in full
     assert rule["helpUri"] == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
@@ -54,11 +54,11 @@ def test_every_rule_carries_the_fields_code_scanning_shows(write):
 def test_help_markdown_is_the_rule_page_and_help_is_its_plain_text(write):
     rule = rule_descriptor(sarif(write({"app.py": BAD_TOP_K})), "RAG-EXCESSIVE-TOP-K")
     markdown, text = rule["help"]["markdown"], rule["help"]["text"]
-    assert markdown.startswith("## What it does\nFlags a retrieval call")
-    assert "```python\ndocs = vector_store.similarity_search(question, k=20)\n```" in markdown
+    assert markdown.startswith("## What it does\nFlags more retrieved results reaching a model")
+    assert "```python\ndocs = vector_store.similarity_search(question, k=20)\ncontext = " in markdown
     assert "- `max-top-k` (default `8`): Most results per retrieval before a finding." in markdown
     assert markdown.endswith("More: [RAG-EXCESSIVE-TOP-K](https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md)")
-    assert text.startswith("What it does:\nFlags a retrieval call")
+    assert text.startswith("What it does:\nFlags more retrieved results reaching a model")
     assert "\nWhy is this bad:\n" in text
     assert "\n    docs = vector_store.similarity_search(question, k=20)\n" in text
     assert "- max-top-k (default 8): Most results" in text
@@ -81,10 +81,10 @@ def test_result_has_rule_index_level_message_location_and_fingerprint(write):
     assert result["ruleId"] == "RAG-EXCESSIVE-TOP-K"
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "RAG-EXCESSIVE-TOP-K"
     assert result["level"] == "warning"
-    assert result["message"]["text"].startswith("Retrieval asks for 20 results per query (k=20)")
+    assert result["message"]["text"].startswith("20 retrieved results per query reach the model here (k=20)")
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "app.py", "uriBaseId": "%SRCROOT%"}
-    assert location["region"] == {"startLine": 1, "startColumn": 42, "endLine": 1, "endColumn": 46}
+    assert location["region"] == {"startLine": 1, "startColumn": 53, "endLine": 1, "endColumn": 57}
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/")
     assert run["columnKind"] == "unicodeCodePoints"
     assert set(result["partialFingerprints"]) == {"chatbound/v1"}
@@ -105,7 +105,7 @@ def test_related_locations_have_ids_that_the_message_links_to(write):
 
 
 def test_partial_fingerprint_survives_lines_added_above(write):
-    root = write({"app.py": "def answer(q):\n    return store.similarity_search(q, k=20)\n"})
+    root = write({"app.py": "def answer(q):\n    return llm.invoke(store.similarity_search(q, k=20))\n"})
     (before,) = sarif(root)["runs"][0]["results"]
     (root / "app.py").write_text("import os\n\n\n" + (root / "app.py").read_text())
     (after,) = sarif(root)["runs"][0]["results"]
