@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import frameworks
 from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
 from .messages import callee_name
 from .sinks import CALLEE_NAMES, SHAPES
@@ -47,7 +48,7 @@ CHAT_CALLS = CALLEE_NAMES | {tail[-1] for tail, _, _ in SHAPES} | frozenset(
     get_streaming_chat_message_content get_streaming_chat_message_contents create_stream
     invoke_model invoke_model_with_response_stream post
     ConversationChain RunnableWithMessageHistory trim_messages deque""".split()
-)
+) | frameworks.CALLS
 
 
 @dataclass

@@ -22,13 +22,19 @@ Spans are 1-based with exclusive end columns (findings.py); an insertion is an e
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .findings import Edit, Finding, Fix, Span
+from .edits import (
+    BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, innermost, module_index, replace_span, source_lines, text_at,
+    walk_down,
+)
+from . import frameworks
+from .findings import Finding, Fix, Span
+from .memory_fixes import framework_fix
 from .messages import is_negative, slice_of
 from .values import literal
 from .visitors import children
@@ -36,18 +42,11 @@ from .visitors import children
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
 SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
 HANDOFF = "AGENT-OVERSIZED-HANDOFF"
-WINDOW_TURNS = 10
-BOUNDED_IMPORT = "from chatbound.compaction import bounded_view"
-TRIM_IMPORTS = (
-    "from langchain_core.messages import trim_messages",
-    "from langchain_core.messages.utils import count_tokens_approximately",
-)
 # SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py).
 LIST_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together", "cohere", "bedrock", "boto3",
              "genai", "google", "vertex", "huggingface", "autogen", "gradio")
 # Histories a framework or the server keeps: there is no list expression to wrap.
 NOT_A_LIST = ("framework", "server")
-HISTORY_STAYS = "The stored history stays intact (what the user sees); only what is sent is bounded."
 
 SUGGESTIONS = {
     "plain": f"Send a bounded view: `bounded_view(history, last_turns={WINDOW_TURNS})` from chatbound.compaction "
@@ -98,86 +97,19 @@ def framework_kind(finding: Finding) -> str:
     return ""
 
 
-def text_at(lines: Sequence[str], span: Span) -> str:
-    """The source text of a 1-based span (``lines`` keep their line endings)."""
-    if span.line == span.end_line:
-        return lines[span.line - 1][span.col - 1 : span.end_col - 1]
-    return (
-        lines[span.line - 1][span.col - 1 :]
-        + "".join(lines[span.line : span.end_line - 1])
-        + lines[span.end_line - 1][: span.end_col - 1]
-    )
-
-
-def source_lines(code: str) -> list[str]:
-    """Lines with their endings, split where LibCST splits (\\n, \\r\\n, \\r)."""
-    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code)
-
-
-def _imports(module: cst.Module) -> set[str]:
-    """`module.name` for every top-level `from module import name` (no alias)."""
-    found = set()
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(
-                    small.names, cst.ImportStar
-                ):
-                    base = cst.Module([]).code_for_node(small.module)
-                    found.update(f"{base}.{a.name.value}" for a in small.names if a.asname is None
-                                 and isinstance(a.name, cst.Name))
-    return found
-
-
-def import_edit(
-    module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str], statement: str, use: int
-) -> Edit | None:
-    """Insert ``statement`` after the last top-level import above line ``use``, where the name
-    is used (else the docstring), or None if present: an import further down would run after
-    the use in a notebook, whose cells are joined in the order they run."""
-    base, name = re.match(r"from (\S+) import (\w+)", statement).groups()
-    if f"{base}.{name}" in _imports(module):
-        return None
-    positions = wrapper.resolve(PositionProvider)
-    anchor = None
-    for index, node in enumerate(module.body):
-        if not isinstance(node, cst.SimpleStatementLine):
-            continue
-        small = node.body[0]
-        docstring = index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
-        if (docstring or isinstance(small, (cst.Import, cst.ImportFrom))) and positions[node].end.line < use:
-            anchor = node
-    if anchor is None:
-        first = next(iter(module.body), None)
-        line = positions[first].start.line if first is not None else len(lines) + 1
-        return Edit(Span(line, 1, line, 1), statement + module.default_newline)
-    end = positions[anchor].end.line
-    if end < len(lines):
-        return Edit(Span(end + 1, 1, end + 1, 1), statement + module.default_newline)
-    last = lines[end - 1].rstrip("\r\n")
-    if last != lines[end - 1]:  # the final line ends with a newline: insert a new last line
-        return Edit(Span(end + 1, 1, end + 1, 1), statement + module.default_newline)
-    return Edit(Span(end, len(last) + 1, end, len(last) + 1), module.default_newline + statement)
-
-
-def _name_is_taken(module: cst.Module, name: str, statement: str) -> bool:
-    base = statement.split()[1]
-    return f"{base}.{name}" not in _imports(module) and name in _index(module).names
-
-
 def _appended(module: cst.Module, wrapper: MetadataWrapper, names: set[str], lines: set[int]) -> list[cst.BaseExpression]:
     """Values added to the history: `.append/.extend/.insert` on one of ``names`` or on a
     growth line, and the list literals of `h = h + [...]` / `h += [...]` on growth lines."""
     positions = wrapper.resolve(PositionProvider)
     found: list[cst.BaseExpression] = []
-    index = _index(module)
+    index = module_index(module)
     for call in index.growth_calls:
         receiver = " ".join(module.code_for_node(call.func.value).split())
         if call.args and (receiver in names or positions[call].start.line in lines):
             found.append(call.args[-1].value)
     for node in index.assigns:
         if not isinstance(node, cst.AnnAssign) and positions[node].start.line in lines:
-            lists = [n for n in _walk(node.value) if isinstance(n, cst.List)]
+            lists = [n for n in walk_down(node.value) if isinstance(n, cst.List)]
             found.extend(lists if lists else [_Joined(node.value)])  # `story += f"..."`
     return found
 
@@ -189,48 +121,10 @@ class _Joined:
     value: cst.BaseExpression
 
 
-@dataclass
-class _Index:
-    """What the fixes look up in a module, collected in one walk."""
-
-    names: set = field(default_factory=set)
-    growth_calls: list = field(default_factory=list)
-    assigns: list = field(default_factory=list)
-
-
-_INDEX: dict[int, tuple[cst.Module, _Index]] = {}
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(children(node)))
-
-
-def _index(module: cst.Module) -> _Index:
-    cached = _INDEX.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    index = _Index()
-    for node in _walk(module):
-        if isinstance(node, cst.Name):
-            index.names.add(node.value)
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            index.assigns.append(node)
-        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-              and node.func.attr.value in ("append", "extend", "insert")):
-            index.growth_calls.append(node)
-    _INDEX.clear()  # one module at a time
-    _INDEX[id(module)] = (module, index)
-    return index
-
-
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Names assigned exactly once in the module (any scope), with the value."""
     seen: dict[str, list] = {}
-    for node in _index(module).assigns:
+    for node in module_index(module).assigns:
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             seen.setdefault(node.targets[0].target.value, []).append(node.value)
     return {name: values[0] for name, values in seen.items() if len(values) == 1}
@@ -238,7 +132,7 @@ def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
 
 def _declared_text(module: cst.Module, names: set[str]) -> bool:
     """`self.h: list[str] = []`: the history is declared to hold text."""
-    for node in (n for n in _index(module).assigns if isinstance(n, cst.AnnAssign)):
+    for node in (n for n in module_index(module).assigns if isinstance(n, cst.AnnAssign)):
         annotation = module.code_for_node(node.annotation.annotation).replace(" ", "")
         if annotation in ("list[str]", "List[str]") and module.code_for_node(node.target) in names:
             return True
@@ -257,7 +151,7 @@ def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding
         if shape == "messages":
             return shape
     names = sent | {str(finding.properties.get("history", ""))}
-    own = _assigned(module, _innermost(wrapper, finding.span, cst.FunctionDef), names)
+    own = _assigned(module, innermost(wrapper, finding.span, cst.FunctionDef), names)
     if any(_is_text(value) for value in own):  # the history itself may be a string
         return "string" if all(_is_text(v) and not _reads_names(v) for v in own) else "text"
     return _shape(module, _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ()))), names)
@@ -270,22 +164,13 @@ def _assigned(module: cst.Module, function: cst.FunctionDef | None, names: set[s
         return [node.value for node in nodes if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None
                 and " ".join(module.code_for_node(
                     node.targets[0].target if isinstance(node, cst.Assign) else node.target).split()) in names]
-    local = values(_walk(function)) if function is not None else []
-    return local or values(_index(module).assigns)
-
-
-def _innermost(wrapper: MetadataWrapper, span: Span, kind) -> cst.CSTNode | None:
-    """The innermost node of ``kind`` whose lines hold ``span``."""
-    found, start = None, 0
-    for node, where in wrapper.resolve(PositionProvider).items():
-        if isinstance(node, kind) and where.start.line <= span.line and span.end_line <= where.end.line and where.start.line >= start:
-            found, start = node, where.start.line
-    return found
+    local = values(walk_down(function)) if function is not None else []
+    return local or values(module_index(module).assigns)
 
 
 def _reads_names(value: cst.BaseExpression) -> bool:
     """``value`` reads a variable (`"Go on." + story`, `f"{story}"`), not only literals."""
-    return any(isinstance(node, cst.Name) for node in _walk(value))
+    return any(isinstance(node, cst.Name) for node in walk_down(value))
 
 
 def _shape(module: cst.Module, values: list, names: set[str]) -> str:
@@ -328,21 +213,6 @@ def _is_text(value: cst.BaseExpression) -> bool:
     return bool(TEXT.search(cst.Module([]).code_for_node(value)))
 
 
-def _wrap(
-    finding: Finding, module: cst.Module, wrapper, lines, text: str, imports: Sequence[str], description: str, safe: bool
-) -> Fix | None:
-    """Replace the finding's span by ``text`` and add each import statement once."""
-    edits = [Edit(finding.span, text)]
-    for statement in imports:
-        name = statement.rsplit(" ", 1)[1]
-        if _name_is_taken(module, name, statement):
-            return None
-        edit = import_edit(module, wrapper, lines, statement, finding.span.line)
-        if edit is not None:
-            edits.append(edit)
-    return Fix(description, tuple(edits), safe)
-
-
 def _split_slice_fix(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`h[-N:]` -> `bounded_view(h, last_events=N)`."""
     try:
@@ -354,7 +224,7 @@ def _split_slice_fix(finding: Finding, module, wrapper, lines) -> Fix | None:
         return None
     history = cst.Module([]).code_for_node(node.value)
     count = cst.Module([]).code_for_node(part.lower.expression)
-    return _wrap(
+    return replace_span(
         finding, module, wrapper, lines, f"bounded_view({history}, last_events={count})", [BOUNDED_IMPORT],
         f"Replace the count slice by bounded_view({history}, last_events={count}), which never splits a turn",
         safe=False,
@@ -369,9 +239,7 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         return _split_slice_fix(finding, module, wrapper, lines), SUGGESTIONS[SPLITS_TURN]
     if finding.rule_id != UNBOUNDED:
         return None, ""
-    from .memory_fixes import framework_fix  # it imports this module's helpers
-
-    framework = framework_fix(finding, module, wrapper, lines)
+    framework = frameworks.fix(finding, module, wrapper, lines) or framework_fix(finding, module, wrapper, lines)
     if framework is not None:
         return framework
     kind = framework_kind(finding)
@@ -395,10 +263,10 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
                 return None, suggestion  # sent as messages beside role dicts: a count slice could split a turn
             tail, what, _ = TAILS[shape]
             text = f"{read}{tail}" if _atom(read) else f"({read}){tail}"
-            return _wrap(where, module, wrapper, lines, text, [], f"Send {what} of {read}; the stored history is "
+            return replace_span(where, module, wrapper, lines, text, [], f"Send {what} of {read}; the stored history is "
                          "unchanged", safe=True), suggestion
         description = f"Send bounded_view({read}, last_turns={WINDOW_TURNS}); the stored history is unchanged"
-        return _wrap(
+        return replace_span(
             where, module, wrapper, lines, f"bounded_view({read}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
             description, safe=True,
         ), suggestion
@@ -442,11 +310,11 @@ def _read_in_renderer(module: cst.Module, wrapper: MetadataWrapper, finding: Fin
     sees) and reads the history once; else None."""
     name = _callee(call)
     history = " ".join(str(finding.properties.get("history", "")).split())
-    functions = [n for n in _walk(module) if isinstance(n, cst.FunctionDef) and n.name.value == name]
-    calls = [n for n in _walk(module) if isinstance(n, cst.Call) and _callee(n) == name]
+    functions = [n for n in walk_down(module) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    calls = [n for n in walk_down(module) if isinstance(n, cst.Call) and _callee(n) == name]
     if len(functions) != 1 or len(calls) != 1 or not history:
         return None
-    reads = [n for n in _walk(functions[0].body) if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript))
+    reads = [n for n in walk_down(functions[0].body) if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript))
              and " ".join(module.code_for_node(n).split()) == history]
     if len(reads) != 1:
         return None
@@ -474,9 +342,9 @@ def _returns_text(module: cst.Module, call: cst.Call) -> bool:
     name = _callee(call)
     returns = [
         node.value
-        for function in _walk(module)
+        for function in walk_down(module)
         if isinstance(function, cst.FunctionDef) and function.name.value == name
-        for node in _walk(function.body)
+        for node in walk_down(function.body)
         if isinstance(node, cst.Return) and node.value is not None
     ]
     return any(_is_text(value) for value in returns)

@@ -78,8 +78,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
 from .messages import callee_name, is_bounding_name
-from .fixes import (
-    BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, _imports, _index, _innermost, _walk, _wrap, text_at,
+from .edits import (
+    BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, imported_names, innermost, module_index, replace_span,
+    text_at, walk_down,
 )
 
 WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
@@ -183,7 +184,7 @@ def _keywords(call: cst.Call) -> set[str] | None:
 
 def _import_of(module: cst.Module, name: str) -> str:
     """The module ``name`` is imported from (`from X import name`), or ""."""
-    return next((full.rsplit(".", 1)[0] for full in _imports(module) if full.rsplit(".", 1)[1] == name), "")
+    return next((full.rsplit(".", 1)[0] for full in imported_names(module) if full.rsplit(".", 1)[1] == name), "")
 
 
 def _with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
@@ -206,7 +207,7 @@ def _window_memory(finding: Finding, module, wrapper, lines) -> Fix | None:
     window = cst.Arg(cst.Integer(str(WINDOW_TURNS)), keyword=cst.Name("k"), equal=EQUAL,
                      comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if call.args else cst.MaybeSentinel.DEFAULT)
     fixed = call.with_changes(func=cst.Name("ConversationBufferWindowMemory"), args=[window, *call.args])
-    return _wrap(
+    return replace_span(
         finding, module, wrapper, lines, module.code_for_node(fixed), [f"from {base} import ConversationBufferWindowMemory"],
         f"Use ConversationBufferWindowMemory(k={WINDOW_TURNS}): chat_memory keeps every message, the prompt gets the "
         f"last {WINDOW_TURNS} exchanges",
@@ -230,7 +231,7 @@ def _trimmed_runnable(finding: Finding, module, wrapper, lines) -> Fix | None:
     ):
         text = f"({text})"
     step = f'RunnablePassthrough.assign({name}=itemgetter("{name}") | {TRIM}) | {text}'
-    return _wrap(
+    return replace_span(
         replace(finding, span=_span_of(wrapper, runnable)), module, wrapper, lines, step,
         ["from operator import itemgetter", "from langchain_core.runnables import RunnablePassthrough", *TRIM_IMPORTS],
         f'Trim "{name}" in front of the chain (whole turns, the system message kept); the stored history is unchanged',
@@ -246,7 +247,7 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
     if not _import_of(module, call.func.value).startswith("agents"):
         return None
     fixed = _with_keyword(call, "session_settings", f"SessionSettings(limit={WINDOW_ITEMS})")
-    return _wrap(
+    return replace_span(
         finding, module, wrapper, lines, module.code_for_node(fixed), ["from agents import SessionSettings"],
         f"Give the session a limit of {WINDOW_ITEMS} items: it keeps every item, each run reads the last "
         f"{WINDOW_ITEMS} (the SDK drops tool outputs whose call fell out)",
@@ -256,7 +257,7 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
 
 def _system_first(module: cst.Module, history: str) -> bool:
     """``history`` is set to a list literal whose first message is the system message."""
-    for node in _index(module).assigns:
+    for node in module_index(module).assigns:
         target = node.targets[0].target if isinstance(node, cst.Assign) else node.target
         if (module.code_for_node(target) == history and isinstance(node.value, cst.List) and node.value.elements
                 and not isinstance(node, cst.AugAssign)):
@@ -276,7 +277,7 @@ def _memory_view(finding: Finding, module, wrapper, lines) -> Fix | None:
                 f"chat_history={history}[1:]).get()]")
     else:
         text = f"ChatMemoryBuffer.from_defaults(token_limit={TOKEN_LIMIT}, chat_history=list({history})).get()"
-    return _wrap(
+    return replace_span(
         finding, module, wrapper, lines, text, ["from llama_index.core.memory import ChatMemoryBuffer"],
         f"Send the newest messages under {TOKEN_LIMIT} tokens (ChatMemoryBuffer over a copy); the stored list is "
         "unchanged",
@@ -288,17 +289,17 @@ def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:
     """Send a reduced copy of an SK ChatHistory: `reduced = ChatHistoryTruncationReducer(target_count=20,
     messages=list(h.messages))`, `await reduced.reduce()` before the statement, `reduced` at the send."""
     history = text_at(lines, finding.span)
-    function = _innermost(wrapper, finding.span, cst.FunctionDef)
-    statement = _innermost(wrapper, finding.span, cst.SimpleStatementLine)
+    function = innermost(wrapper, finding.span, cst.FunctionDef)
+    statement = innermost(wrapper, finding.span, cst.SimpleStatementLine)
     if (str(finding.properties.get("expression", "")) != history or function is None or function.asynchronous is None
-            or statement is None or "reduced" in _index(module).names):
+            or statement is None or "reduced" in module_index(module).names):
         return None
     line = wrapper.resolve(PositionProvider)[statement].start.line
     indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
     newline = module.default_newline
     setup = (f"{indent}reduced = ChatHistoryTruncationReducer(target_count={REDUCED_COUNT}, messages=list({history}.messages))"
              f"{newline}{indent}await reduced.reduce(){newline}")
-    fix = _wrap(
+    fix = replace_span(
         finding, module, wrapper, lines, "reduced", ["from semantic_kernel.contents import ChatHistoryTruncationReducer"],
         f"Send a copy reduced to the last {REDUCED_COUNT} messages (the system message and function calls with their "
         "results kept); the stored ChatHistory is unchanged",
@@ -322,7 +323,7 @@ def _stores(module: cst.Module, wrapper: MetadataWrapper, history: str, method: 
     """Every `history = r.method()` (no arguments) in the module; None when ``method`` is called
     anywhere else (`list(r.method())`, `h.extend(r.method())`: forms this edit does not know)."""
     assigns = [
-        node for node in _index(module).assigns
+        node for node in module_index(module).assigns
         if isinstance(node, cst.Assign) and len(node.targets) == 1
         and " ".join(module.code_for_node(node.targets[0].target).split()) == history
         and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
@@ -351,7 +352,7 @@ def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | Non
     stores = _stores(module, wrapper, " ".join(history.split()), "all_messages")
     if stores is None:
         return None
-    fix = _wrap(
+    fix = replace_span(
         finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
         f"Send bounded_view({history}, last_turns={WINDOW_TURNS}) as the message history (the first request, with the "
         "system prompt, stays)" + ("; store the run's new messages after it, not all_messages(), so the stored "
@@ -383,7 +384,7 @@ def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
     stores = _stores(module, wrapper, history, "to_input_list")
     if not stores:
         return None
-    fix = _wrap(
+    fix = replace_span(
         finding, module, wrapper, lines, f"bounded_view({sent}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
         f"Send bounded_view({sent}, last_turns={WINDOW_TURNS}) and store the whole input with the run's new items "
         "(to_input_list() after the input that was sent), so the stored thread stays whole",
@@ -395,10 +396,10 @@ def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
 
 def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str) -> bool:
     """``name`` is set, in the function holding ``span``, only to list literals or `x + [...]`."""
-    function = _innermost(wrapper, span, cst.FunctionDef)
+    function = innermost(wrapper, span, cst.FunctionDef)
     if function is None or not name.isidentifier():
         return False
-    values = [node.value for node in _walk(function) if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+    values = [node.value for node in walk_down(function) if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
               and module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target) == name]
     return bool(values) and all(
         isinstance(v, cst.List) or isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)
@@ -418,7 +419,7 @@ def _server_truncation(finding: Finding, module, wrapper, lines) -> Fix | None:
             or call.func.attr.value != "create" or keywords is None or keywords & {"truncation", "context_management"}):
         return None
     fixed = _with_keyword(call, "truncation", '"auto"')
-    return _wrap(
+    return replace_span(
         replace(finding, span=_span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
         "Let the server drop the oldest items once the chain outgrows the model's context window instead of failing "
         "with a 400 (nothing changes before that, and the chain of response ids stays as it is); cost still grows "
@@ -465,9 +466,9 @@ def _trimmed_chat(finding: Finding, module, wrapper, lines) -> Fix | None:
     edits = []
     for send in sends:
         chat = module.code_for_node(send.func.value)
-        statement = _innermost(wrapper, _span_of(wrapper, send), cst.SimpleStatementLine)
+        statement = innermost(wrapper, _span_of(wrapper, send), cst.SimpleStatementLine)
         if (chat not in reached or statement is None or len(statement.body) != 1
-                or any(isinstance(n, cst.Lambda) for n in _walk(statement))):
+                or any(isinstance(n, cst.Lambda) for n in walk_down(statement))):
             return None  # a send on something else, or one no line can go before
         line = positions[statement].start.line
         indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
@@ -475,7 +476,7 @@ def _trimmed_chat(finding: Finding, module, wrapper, lines) -> Fix | None:
     if not edits:
         return None
     reads = sorted({n.attr.value for n in positions if isinstance(n, cst.Attribute) and n.attr.value in HISTORY_READS})
-    fix = _wrap(
+    fix = replace_span(
         replace(finding, span=Span(edits[0].span.line, 1, edits[0].span.line, 1)), module, wrapper, lines,
         edits[0].text, [BOUNDED_IMPORT],
         f"Trim the chat object's own history to its last {WINDOW_TURNS} turns before each send: the chat keeps only "
@@ -491,13 +492,13 @@ def _chats_reached(module: cst.Module, wrapper: MetadataWrapper, create: cst.Cal
     any subscript of the dict it is put in), and names set only from the store (`CHATS[k]`,
     `CHATS.get(k)`), from ``create`` itself, or from a call of the function that holds ``create``."""
     code = lambda node: " ".join(module.code_for_node(node).split())  # noqa: E731
-    assigns = [n for n in _index(module).assigns if isinstance(n, cst.Assign) and len(n.targets) == 1]
+    assigns = [n for n in module_index(module).assigns if isinstance(n, cst.Assign) and len(n.targets) == 1]
     made = next((n.targets[0].target for n in assigns if n.value is create), None)
     kept = [made] + [n.targets[0].target for n in assigns if made is not None and isinstance(made, cst.Name)
                      and isinstance(n.value, cst.Name) and n.value.value == made.value]  # `self._chats[k] = chat`
     stores = {code(t.value) for t in kept if isinstance(t, cst.Subscript)}
-    maker = _innermost(wrapper, _span_of(wrapper, create), cst.FunctionDef)
-    reached = {code(n) for n in _walk(module) if isinstance(n, cst.Subscript) and code(n.value) in stores}
+    maker = innermost(wrapper, _span_of(wrapper, create), cst.FunctionDef)
+    reached = {code(n) for n in walk_down(module) if isinstance(n, cst.Subscript) and code(n.value) in stores}
     linked: dict[str, bool] = {}
     for node in assigns:
         if isinstance(node.targets[0].target, cst.Name):

@@ -20,7 +20,7 @@ import libcst as cst
 
 from .atomic import write_atomic
 from .findings import FileError, Finding
-from .fixes import source_lines
+from .edits import source_lines
 from .notebooks import Notebook, NotebookError, is_notebook, python_lines
 from .suppressions import PATTERN
 

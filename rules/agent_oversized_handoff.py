@@ -7,13 +7,13 @@ import re
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.chat import CHAT_CALLS, ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import Use, walk
-from chatbound.messages import ast_callee_name, callee_name, is_whole_slice, slice_of, string
+from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
-from chatbound.visitors import children
 
 HANDOFF_VERBS = ("handoff", "hand_off", "escalate", "delegate", "dispatch", "forward", "transfer", "route_to")
 HANDOFF_NAME = re.compile(rf"^a?({'|'.join(HANDOFF_VERBS)})(_\w+)?$", re.I)
@@ -29,7 +29,6 @@ RUN_METHODS = frozenset(
 )
 # A value built from the history *for* the handoff: not the history any more.
 BRIEF = re.compile(r"brief|summar|digest|recap|condense|distil|extract|outline|handoff_note|synopsis", re.I)
-STATE_KEYS = ("messages", "chat_history", "history")
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
 FAN_OUTS = ("gather", "create_task")
 
@@ -38,7 +37,8 @@ def may_hand_off(name: str, receiver: str, fan_out: bool) -> bool:
     """Whether a call of `name` on `receiver` (the name before it: `Runner` in `Runner.run`)
     may hand a conversation over, in a module that fans out work or not."""
     return (
-        name in ("Send", "handoff")
+        name == "handoff"
+        or name in frameworks.HANDOFF_CALLS
         or bool(HANDOFF_NAME.match(name))
         or (name in AGENT_RUNS and receiver == "Runner")
         or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
@@ -67,7 +67,10 @@ class AgentOversizedHandoff(ChatRule):
     - a call named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer`
       or `route_to`, in any argument position;
     - a specialist or sub-agent object's `run`, `invoke` or `chat`;
-    - LangGraph `Send(node, {"messages": state["messages"]})`;
+    - framework handoffs the analysis knows (`chatbound.frameworks`): LangGraph
+      `Send(node, {"messages": state["messages"]})`, `Command(goto=..., update={"messages":
+      state["messages"] + [...]})`, langgraph-supervisor `create_supervisor` and the
+      supervisor/swarm `create_handoff_tool`;
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
       agent, and Agents SDK `handoff(...)` without `input_filter` (unless
@@ -120,7 +123,8 @@ class AgentOversizedHandoff(ChatRule):
     handed over and suggests building a brief.
 
     ## Frameworks covered
-    Hand-written agents (any handoff-like call or specialist object), LangGraph `Send`,
+    Hand-written agents (any handoff-like call or specialist object), LangGraph (`Send`,
+    `Command`, supervisor and swarm handoff tools),
     `asyncio` fan-outs, and the OpenAI Agents SDK (`Runner.run`, `handoff`,
     `RunConfig(handoff_input_filter=..., nest_handoff_history=...)`).
     """
@@ -133,7 +137,8 @@ class AgentOversizedHandoff(ChatRule):
     # The calls `_may_hand_off` accepts: every finding is reported on one of them.
     TRIGGERS = (
         re.compile(rb"\ba?(?:%s)(?:_[\w\x80-\xff]*)?[\s)]*\(" % b"|".join(v.encode() for v in HANDOFF_VERBS), re.I),
-        re.compile(rb"\b(?:Send|%s)[\s)]*\(" % b"|".join(f.encode() for f in FAN_OUTS)),
+        re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(f.encode() for f in FAN_OUTS)),
+        *frameworks.HANDOFF_TRIGGERS,
         re.compile(rb"\bRunner[\s)]*\."),
         # a specialist's run/invoke/chat: the receiver is named for its role
         re.compile(rb"(?:%s)[\w\x80-\xff]*[\s)]*\.\s*(?:%s)[\s)]*\(" % (
@@ -183,12 +188,23 @@ class AgentOversizedHandoff(ChatRule):
         "async def turn(agent, result, text):\n"
         "    items = result.to_input_list() + [{'role': 'user', 'content': text}]\n"
         "    return await Runner.run(result.last_agent, items)\n",
+        # LangGraph: a Command that adds one message (the reducer keeps the rest)
+        "from langgraph.types import Command\n"
+        "def triage(state):\n"
+        "    return Command(goto='billing', update={'messages': [reply]})\n",
         # LangGraph: the worker gets its own task, not the transcript
         "from langgraph.types import Send\n"
         "def fan_out(state):\n"
         "    return [Send('research', {'topic': t}) for t in state['topics']]\n",
     ]
     INVALID = [
+        # LangGraph: a Command that forwards the whole message list to the next agent
+        Invalid(
+            "from langgraph.types import Command\n"
+            "def triage(state):\n"
+            "    return Command(goto='billing', update={'messages': state['messages'] + [note]})\n",
+            3, 12,
+        ),
         # a specialist class of the module whose handoff sends what it is given
         Invalid(
             "from openai import OpenAI\n"
@@ -278,6 +294,9 @@ class AgentOversizedHandoff(ChatRule):
             keyword(c, name) is not None for c in facts.nodes.calls for name in ("handoff_input_filter", "nest_handoff_history")
         )
         reported: set[int] = set()
+        for handoff in frameworks.handoffs(facts):
+            reported.add(id(handoff.node))
+            self.report(handoff.node, handoff.message, suggestion=handoff.advice)
         for call in candidates:
             if id(call) in reported:
                 continue
@@ -315,8 +334,6 @@ class AgentOversizedHandoff(ChatRule):
         """The arguments of `call` that a second agent receives, or [] when it is no handoff."""
         name = callee_name(call)
         parts = dotted(call.func)
-        if name == "Send" and len(call.args) >= 2 and self._is_langgraph(call, "Send"):
-            return [call.args[1]]
         if name in AGENT_RUNS and len(parts) > 1 and parts[-2] == "Runner":
             return [call] if self._other_agent(call) else []
         if HANDOFF_NAME.match(name):
@@ -331,17 +348,11 @@ class AgentOversizedHandoff(ChatRule):
     def _receiver_sends(self, call: cst.Call, argument: cst.CSTNode) -> bool:
         """Whether the analysis shows the receiver sending `argument` to a model: the call is a
         model call, or a function of this module whose parameter reaches one, or a framework
-        agent (an Agents SDK run of another agent, a LangGraph `Send` to a node). A receiver
-        the analysis cannot see (a method of another module's class) is not guessed from its name."""
-        if callee_name(call) == "Send" or argument is call:
+        agent (an Agents SDK run of another agent). A receiver the analysis cannot see (a method
+        of another module's class) is not guessed from its name."""
+        if argument is call:
             return True  # a framework agent: `_handoff_targets` checked the framework
         return any(site is call and any(a is argument for a in sink.content) for site, sink in self.facts.sites())
-
-    def _is_langgraph(self, call: cst.Call, name: str) -> bool:
-        return any(q.startswith("langgraph.") and q.endswith(f".{name}") for q in self.facts.qualified(call.func))
-
-    def _uses_langgraph(self) -> bool:
-        return any(q.startswith("langgraph") for bound in self.facts.nodes.bindings.values() for q in bound)
 
     def _fanned_out(self, call: cst.Call) -> bool:
         """Each worker's call in `asyncio.gather(*(w.run(h) for w in ws))` or `create_task` in a loop."""
@@ -404,7 +415,7 @@ class AgentOversizedHandoff(ChatRule):
         for use in self.facts.whole_history_in(expr):
             if self._grows_with_turns(use) or (framework_run and use.storage.kind == "accessor"):
                 return use.storage.label, use.node
-        state = self._state_messages(expr, 0) if self._uses_langgraph() else None
+        state = frameworks.state_messages(self.facts, expr)
         return (self.facts.code(state), state) if state is not None else None
 
     def _grows_with_turns(self, use: Use) -> bool:
@@ -427,31 +438,6 @@ class AgentOversizedHandoff(ChatRule):
         if isinstance(expr, cst.Call):
             return bool(BRIEF.search(callee_name(expr))) or sink_of(expr, self.facts.qualified) is not None
         return False
-
-    def _state_messages(self, expr: cst.CSTNode, depth: int) -> cst.CSTNode | None:
-        """LangGraph `state["messages"]` / `state.messages`, whole, inside `expr`."""
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Subscript):
-            key = expr.slice[0].slice if len(expr.slice) == 1 else None
-            if isinstance(key, cst.Index) and string(key.value) in STATE_KEYS and isinstance(expr.value, cst.Name):
-                return expr
-            if slice_of(expr) is not None and is_whole_slice(expr):
-                return self._state_messages(expr.value, depth + 1)
-            return None
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value in STATE_KEYS and isinstance(expr.value, cst.Name) and expr.value.value == "state":
-                return expr
-            return None
-        if isinstance(expr, cst.Name):
-            value = self.facts.assignment_before(expr)
-            return self._state_messages(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
-        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg)):
-            for child in children(expr):
-                found = self._state_messages(child, depth)
-                if found is not None:
-                    return found
-        return None
 
     # --- findings -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from chatbound import frameworks
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
@@ -205,7 +206,7 @@ class MemoryUnboundedHistory(ChatRule):
     """
 
     ID = "MEMORY-UNBOUNDED-HISTORY"
-    TRIGGERS = triggers()  # the shape of a model call or a chat memory
+    TRIGGERS = (*triggers(), *frameworks.TRIGGERS)  # the shape of a model call, a chat memory or a framework's
     NAME = "memory-unbounded-history"
     SEVERITY = Severity.HIGH
     SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."
@@ -411,6 +412,25 @@ if brief := st.chat_input():
     st.session_state.log.append({"role": "assistant", "content": reply.choices[0].message.content})
 for entry in st.session_state.log:
     st.chat_message(entry["role"]).write(entry["content"])
+""",
+        # LangGraph: the node trims what it sends; the checkpointer keeps the thread
+        """\
+from langchain_core.messages import trim_messages
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+def chatbot(state: MessagesState):
+    window = trim_messages(state["messages"], max_tokens=4000, strategy="last", token_counter=llm, start_on="human")
+    return {"messages": [llm.invoke(window)]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("chatbot", chatbot)
+graph = builder.compile(checkpointer=MemorySaver())
+""",
+        # a prebuilt agent whose pre_model_hook sends a trimmed view
+        """\
+from langgraph.prebuilt import create_react_agent
+agent = create_react_agent(model, tools, checkpointer=saver, pre_model_hook=trim_to_last_turns)
 """,
         # not chat: metrics
         """\
@@ -865,6 +885,32 @@ def chat(text):
         ),
         # framework memories that keep everything
         Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
+        # LangGraph: add_messages state kept by a checkpointer, sent whole by a node
+        Invalid(
+            """\
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+def chatbot(state: MessagesState):
+    return {"messages": [llm.invoke(state["messages"])]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("chatbot", chatbot)
+builder.add_edge(START, "chatbot")
+graph = builder.compile(checkpointer=MemorySaver())
+""",
+            5, 37,
+        ),
+        # a LangChain v1 agent whose summarization has no trigger: it never summarizes
+        Invalid(
+            """\
+from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
+agent = create_agent("openai:gpt-4o", tools=TOOLS, checkpointer=saver,
+                     middleware=[SummarizationMiddleware(model="openai:gpt-4o-mini")])
+""",
+            3, 9,
+        ),
         Invalid(
             """\
 from agents import Runner, SQLiteSession
@@ -914,6 +960,8 @@ class Mentor:
         for call in facts.nodes.calls:
             if id(call) not in reported:
                 self._framework_memory(facts, call)
+        for kept in frameworks.memories(facts):
+            self.report(kept.node, f"{kept.message}, {COST}.", suggestion=kept.advice, properties=kept.properties)
 
     # --- plain histories ---------------------------------------------------------------------
 
@@ -927,12 +975,13 @@ class Mentor:
         label = facts.code(use.node)
         stored = history.storage.label
         growth = history.growth
-        how = ", ".join(sorted({growth_label(facts, g) for g in growth}))
+        how = history.growth_note or ", ".join(sorted({growth_label(facts, g) for g in growth}))
         lines = sorted({self.span(g).line for g in growth if not isinstance(g, cst.FunctionDef)})
         where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
         subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
         message = (
-            f"{subject} is {KIND.get(history.storage.kind, 'lasting state')}, grows every turn by {how}{where} "
+            f"{subject} is {KIND.get(history.storage.kind) or frameworks.KINDS.get(history.storage.kind, 'lasting state')}, "
+            f"grows every turn by {how}{where} "
             f"and is sent whole to {sink.api}, {COST}."
         )
         related: list[Related] = []
@@ -944,7 +993,7 @@ class Mentor:
             if not isinstance(node, cst.FunctionDef):
                 related.append(self.related(node, f"`{stored}` grows here"))
         framework = sink.framework
-        suggestion = SUGGEST.get(framework) or (
+        suggestion = frameworks.ADVICE.get(history.storage.kind) or SUGGEST.get(framework) or (
             f"Send a bounded view and keep the history intact: `bounded_view({stored}, last_turns=10)` "
             "(`from chatbound.compaction import bounded_view`) in place of the whole list; memory is what you pay to send."
         )

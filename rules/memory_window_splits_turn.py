@@ -161,6 +161,21 @@ class Agent:
 """,
     ]
     INVALID = [
+        # a count window over LangGraph state in a graph whose ToolNode adds tool results
+        Invalid(
+            """\
+from langgraph.graph import MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+def agent(state: MessagesState):
+    return {"messages": [model.invoke(state["messages"][-10:])]}
+
+graph = StateGraph(MessagesState)
+graph.add_node("agent", agent)
+graph.add_node("tools", ToolNode(TOOLS))
+""",
+            5, 39,
+        ),
         # a slice at the send over tool traffic
         Invalid(
             """\

@@ -22,6 +22,7 @@ from ..messages import (
     slice_of,
     string,
 )
+from .. import frameworks
 from ..scopes import MODULE
 from ..sinks import dotted
 from .bounds import BOUNDED_CONTAINERS, deleted, is_ring
@@ -151,6 +152,7 @@ class GrowthFacts:
             history = self.history(Storage(key, "gradio", param))
             history.growth.append(function)
             history.roles.add("message")
+        frameworks.collect(self)
 
     def _collect_assign(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.AugAssign):

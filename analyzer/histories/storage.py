@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from ..messages import CHAT_NAME, callee_name, string
+from .. import frameworks
 from ..scopes import FUNCTION, MODULE
 from .tree import walk
 from .vocabulary import Storage
@@ -62,6 +63,10 @@ class StorageFacts:
         return self._storage_cache[key]
 
     def _storage_of(self, expr: cst.CSTNode, seen: frozenset) -> Storage | None:
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state)
+            if kept is not None:
+                return kept
         if isinstance(expr, cst.Attribute):
             base = expr.value
             if isinstance(base, cst.Name) and base.value in ("self", "cls"):

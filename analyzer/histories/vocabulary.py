@@ -43,6 +43,7 @@ class History:
     system_first: bool = False
     bounded_store: bool = False
     textual: bool = False  # grows with text or records, not numbers
+    growth_note: str = ""  # how a framework grows it, where no growth site says (`the add_messages reducer`)
 
     @property
     def is_chat(self) -> bool:

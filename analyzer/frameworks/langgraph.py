@@ -1,0 +1,414 @@
+"""LangGraph and LangChain v1 agents: graph state, checkpointers, agents and handoffs.
+
+Checked against langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2, langchain-core
+1.8.4, langgraph-supervisor 0.0.31 and langgraph-swarm 0.1.0; the file is named beside each
+fact below.
+
+- The conversation is a state key reduced by `add_messages` (`messages: Annotated[list,
+  add_messages]`, or `MessagesState`: langgraph/graph/message.py). A node reads it whole as
+  `state["messages"]` (`state.messages` on a pydantic state) and returns what to add.
+- It lasts between turns when the graph is compiled with a checkpointer
+  (`builder.compile(checkpointer=saver)`, any saver: graph/state.py `StateGraph.compile`):
+  each invoke on a thread adds to the messages the checkpointer stored. Without one the
+  state lives for one invoke (a count window can still cut its tool loop).
+- Bounds: a trimming call at the send (`trim_messages`), a slice, or a node returning
+  `RemoveMessage(...)` (add_messages deletes those ids: how summarization nodes shrink it).
+- Agents: `create_react_agent(model, tools, checkpointer=...)` (langgraph-prebuilt
+  chat_agent_executor.py) sends `state["messages"]` unless a `pre_model_hook` returns
+  `llm_input_messages`; `create_agent(..., checkpointer=..., middleware=[...])` (langchain
+  agents/factory.py) sends all of it unless a middleware trims. `SummarizationMiddleware`
+  needs `trigger=` (or the deprecated `max_tokens_before_summary=`): without one
+  `_should_summarize` is always False (agents/middleware/summarization.py).
+- Handoffs: `Send(node, {"messages": state["messages"]})` and `Command(goto=..., update=
+  {"messages": state["messages"] + [...]})` (langgraph/types.py); langgraph-supervisor's
+  `create_supervisor` builds handoff tools that pass `state["messages"]` whole to the agent
+  whatever `add_handoff_messages` says (handoff.py `create_handoff_tool`), and langgraph-swarm's
+  `create_handoff_tool` does the same (handoff.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from ..edits import TRIM_IMPORTS, replace_span, text_at
+from ..findings import Span
+from ..histories.vocabulary import Storage
+from ..messages import callee_name, is_whole_slice, slice_of, string
+from ..sinks import keyword, positional
+from ..visitors import children
+from .vocabulary import Handoff, Kept
+
+TRIGGERS = (re.compile(rb"\b(?:create_react_agent|create_agent)[\s)]*\("),)
+HANDOFF_TRIGGERS = (re.compile(rb"\b(?:Send|Command|create_supervisor|create_handoff_tool)[\s)]*\("),)
+CALLS = frozenset({"create_react_agent", "create_agent", "compile"})
+HANDOFF_CALLS = frozenset({"Send", "Command", "create_supervisor", "create_handoff_tool"})
+KINDS = {
+    "checkpoint": "graph state a checkpointer keeps for each thread (every invoke on the thread adds to it)",
+}
+# States whose `messages` key is reduced by add_messages (langgraph graph/message.py;
+# langchain agents/middleware/types.py `AgentState`; langgraph-prebuilt chat_agent_executor.py).
+MESSAGE_STATES = frozenset({
+    "langgraph.graph.MessagesState", "langgraph.graph.message.MessagesState", "langchain.agents.AgentState",
+    "langchain.agents.middleware.AgentState", "langgraph.prebuilt.chat_agent_executor.AgentState",
+})
+TOOL_NAMES = ("ToolNode", "tools_condition", "bind_tools", "create_react_agent", "create_agent")
+AGENTS = {"create_react_agent": "langgraph.prebuilt", "create_agent": "langchain.agents"}
+# langchain 1.5.2 agents/middleware/__init__.py: the built-in middlewares that do not shorten
+# what the model is sent (ContextEditingMiddleware clears old tool results only, past 100,000
+# tokens by default, and keeps every other message).
+NOT_TRIMMING = frozenset(
+    """HumanInTheLoopMiddleware ModelCallLimitMiddleware ToolCallLimitMiddleware ModelFallbackMiddleware
+    PIIMiddleware TodoListMiddleware ModelRetryMiddleware ToolRetryMiddleware LLMToolSelectorMiddleware
+    LLMToolEmulator ContextEditingMiddleware ShellToolMiddleware FilesystemFileSearchMiddleware
+    ModelRouterMiddleware ModelRefusalMiddleware ToolErrorMiddleware AutoModeMiddleware
+    ProviderToolSearchMiddleware""".split()
+)
+HANDOFF_KEYS = ("messages", "chat_history", "history")
+TRIM = ('trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
+        'start_on="human", include_system=True)')
+HOOK = 'lambda state: {{"llm_input_messages": {trim}}}'.format(trim=TRIM.format(messages='state["messages"]'))
+
+NODE_ADVICE = (
+    "Trim what the node sends, not what the checkpointer keeps: `llm.invoke(trim_messages(state[\"messages\"], "
+    "strategy=\"last\", token_counter=count_tokens_approximately, max_tokens=4000, start_on=\"human\", "
+    "include_system=True))` (`from langchain_core.messages import trim_messages`), or a summarization node that "
+    "returns `RemoveMessage`s for what it folded into a summary. The thread keeps every message."
+)
+ADVICE = {"checkpoint": NODE_ADVICE}
+REACT_ADVICE = (
+    "Give the agent a `pre_model_hook` that returns `{\"llm_input_messages\": trim_messages(state[\"messages\"], "
+    "strategy=\"last\", token_counter=count_tokens_approximately, max_tokens=4000, start_on=\"human\", "
+    "include_system=True)}`: the model gets the last whole turns, the checkpointer keeps every message."
+)
+AGENT_ADVICE = (
+    "Add a middleware that bounds what the model is sent: `SummarizationMiddleware(model=..., trigger=(\"tokens\", "
+    "4000), keep=(\"messages\", 20))` (`from langchain.agents.middleware import SummarizationMiddleware`), or a "
+    "`@before_model` middleware that trims `state[\"messages\"]` with `trim_messages(..., start_on=\"human\")`."
+)
+HANDOFF_ADVICE = (
+    "Hand over a task, not the transcript: `Send(agent, {\"messages\": [HumanMessage(task_description)]})` "
+    "from a handoff tool that takes a `task_description` argument (LangGraph's own \"forward a task\" pattern); "
+    "the specialist then starts from a brief of a few hundred tokens."
+)
+
+
+@dataclass
+class Graph:
+    """What a module says about its graphs: the keys add_messages reduces, where it is
+    declared, the functions that run as nodes, the checkpointers, and tool calling."""
+
+    keys: set[str] = field(default_factory=set)
+    reducers: list[cst.CSTNode] = field(default_factory=list)
+    states: set[str] = field(default_factory=set)  # local names of message-state classes
+    nodes: set[str] = field(default_factory=set)
+    checkpointers: list[cst.CSTNode] = field(default_factory=list)
+    tools: bool = False
+
+
+def graph(facts) -> Graph | None:
+    """The module's graph facts, computed once; None when it does not import LangGraph."""
+    data = facts.framework_data
+    if __name__ not in data:
+        data[__name__] = _graph(facts) if any(i.startswith("langgraph") for i in facts.nodes.imports) else None
+    return data[__name__]
+
+
+def _graph(facts) -> Graph:
+    found = Graph()
+    for name, qualified in facts.nodes.bindings.items():
+        if qualified & MESSAGE_STATES:
+            found.states.add(name)
+            found.keys.add("messages")
+        if any(q.rsplit(".", 1)[-1] in TOOL_NAMES for q in qualified):
+            found.tools = True
+    for klass in facts.nodes.classes:  # in source order: a subclass after its base
+        bases = [base.value for base in klass.bases if facts.code(base.value) in found.states]
+        own = [small for statement in klass.body.body for small in getattr(statement, "body", ())
+               if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+               and re.search(r"\badd_messages\b", facts.code(small.annotation.annotation))]
+        if bases or own:
+            found.states.add(klass.name.value)
+            found.keys.update(small.target.value for small in own)
+            found.reducers.extend([small.annotation for small in own] or bases)
+    for call in facts.nodes.calls:
+        name = callee_name(call)
+        if name == "add_node":
+            found.nodes.update(a.value.value for a in call.args if isinstance(a.value, cst.Name)
+                               and (a.keyword is None or a.keyword.value in ("node", "action")))
+        elif name == "compile":
+            saver = keyword(call, "checkpointer") or (positional(call, 0) if _builds_graph(facts, call) else None)
+            if saver is not None and not (isinstance(saver.value, cst.Name) and saver.value.value in ("None", "False")):
+                found.checkpointers.append(saver)
+        if name in TOOL_NAMES:
+            found.tools = True
+    for function in facts.nodes.functions:
+        first = _state_param(function)
+        if first is not None and first.annotation is not None and facts.code(first.annotation.annotation) in found.states:
+            found.nodes.add(function.name.value)
+    if not found.reducers and found.keys:
+        found.reducers.extend(found.checkpointers)
+    return found
+
+
+def _builds_graph(facts, call: cst.Call) -> bool:
+    """`builder.compile(saver)` where `builder = StateGraph(...)`."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if isinstance(receiver, cst.Call):
+        return callee_name(receiver) == "StateGraph"
+    value = facts.assignment_before(receiver) if isinstance(receiver, cst.Name) else None
+    return isinstance(value, cst.Call) and callee_name(value) == "StateGraph"
+
+
+def _state_param(function: cst.FunctionDef) -> cst.Param | None:
+    params = [*function.params.posonly_params, *function.params.params]
+    if params and params[0].name.value in ("self", "cls"):
+        params = params[1:]
+    return params[0] if params else None
+
+
+# --- storages and their histories ----------------------------------------------------------
+
+
+def storage(facts, expr: cst.CSTNode) -> Storage | None:
+    """`state["messages"]` / `state.messages`, where `state` is the state a graph node is given."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key, base = string(expr.slice[0].slice.value), expr.value
+    elif isinstance(expr, cst.Attribute):
+        key, base = expr.attr.value, expr.value
+    else:
+        return None
+    if key is None or not isinstance(base, cst.Name):
+        return None
+    found = graph(facts)
+    if found is None or key not in found.keys:
+        return None
+    param = facts.assignment_before(base)
+    function = facts.function_of(param) if isinstance(param, cst.Param) else None
+    if function is None or function.name.value not in found.nodes or _state_param(function) is not param:
+        return None
+    return _storage(found, key)
+
+
+def _storage(found: Graph, key: str) -> Storage:
+    return Storage(f"graph state.{key}", "checkpoint" if found.checkpointers else "graph", f'state["{key}"]')
+
+
+def collect(facts) -> None:
+    """Each message key's history: grown by its reducer on every turn a checkpointer keeps,
+    trimmed by the `RemoveMessage`s a node returns, holding tool traffic where tools run."""
+    found = graph(facts)
+    if found is None or not found.nodes:
+        return
+    removals = [c for c in facts.nodes.calls if callee_name(c) == "RemoveMessage"]
+    for key in found.keys:
+        history = facts.history(_storage(found, key))
+        history.roles.add("message")
+        history.tool_traffic = history.tool_traffic or found.tools
+        history.trims.extend(removals)
+        if found.checkpointers:
+            history.growth.extend(found.reducers)
+            history.growth_note = "the `add_messages` reducer"
+
+
+# --- agents that keep a conversation ---------------------------------------------------------
+
+
+def memories(facts) -> list[Kept]:
+    """`create_react_agent` / `create_agent` with a checkpointer and nothing that trims."""
+    if not any(i.startswith(("langgraph", "langchain")) for i in facts.nodes.imports):
+        return []
+    found = []
+    for call in facts.nodes.calls:
+        name = callee_name(call)
+        if name not in AGENTS or not any(q.startswith(AGENTS[name]) for q in facts.qualified(call.func)):
+            continue
+        saver = keyword(call, "checkpointer")
+        if saver is None or isinstance(saver.value, cst.Name) and saver.value.value in ("None", "False"):
+            continue
+        saver_text = facts.code(saver.value)
+        if name == "create_react_agent":
+            if keyword(call, "pre_model_hook") is not None:
+                continue
+            why = "and no `pre_model_hook` trims what the model gets"
+            advice = REACT_ADVICE
+        else:
+            why = _untrimmed_middleware(facts, keyword(call, "middleware"))
+            if why is None:
+                continue
+            advice = AGENT_ADVICE
+        found.append(Kept(
+            call,
+            f"`{name}(..., checkpointer={saver_text})` keeps every message of a thread {why}: each turn sends "
+            "the whole thread to the model again",
+            advice,
+            {"framework": "langgraph", "history": name, "storage": "framework", "sink": name},
+        ))
+    return found
+
+
+def _untrimmed_middleware(facts, middleware: cst.Arg | None) -> str | None:
+    """Why the agent's middleware does not bound what the model gets, or None when it may."""
+    if middleware is None:
+        return "and no middleware trims what the model gets"
+    if not isinstance(middleware.value, (cst.List, cst.Tuple)):
+        return None  # built elsewhere: it may trim
+    untriggered = False
+    for element in middleware.value.elements:
+        value = element.value
+        name = callee_name(value) if isinstance(value, cst.Call) else ""
+        if name == "SummarizationMiddleware":
+            if keyword(value, "trigger") or keyword(value, "max_tokens_before_summary"):
+                return None
+            untriggered = True
+        elif name not in NOT_TRIMMING:
+            return None  # a middleware of the project's own (or a decorated hook): it may trim
+    if untriggered:
+        return "and its `SummarizationMiddleware` has no `trigger=`, so it never summarizes (langchain 1.x)"
+    return "and none of its middleware trims what the model gets"
+
+
+# --- handoffs ----------------------------------------------------------------------------------
+
+
+def handoffs(facts) -> list[Handoff]:
+    if not any(i.startswith("langgraph") for i in facts.nodes.imports):
+        return []
+    found = []
+    for call in facts.nodes.calls:
+        name = callee_name(call)
+        if name not in HANDOFF_CALLS or not any(q.startswith("langgraph") for q in facts.qualified(call.func)):
+            continue
+        if name == "Send" and len(call.args) >= 2:
+            whole = state_messages(facts, call.args[1].value)
+            if whole is not None:
+                target = facts.code(call.args[0].value)
+                found.append(Handoff(call, f"`Send({target}, ...)` gives the node the whole conversation "
+                                     f"(`{facts.code(whole)}`): it pays for every earlier turn again on each of its calls.",
+                                     HANDOFF_ADVICE))
+        elif name == "Command":
+            goto, update = keyword(call, "goto"), keyword(call, "update")
+            whole = _updated_messages(facts, update.value) if goto is not None and update is not None else None
+            if whole is not None:
+                found.append(Handoff(call, f"`Command(goto={facts.code(goto.value)}, ...)` hands the whole conversation "
+                                     f"(`{facts.code(whole)}`) to the next agent: it pays for every earlier turn again.",
+                                     HANDOFF_ADVICE))
+        elif name == "create_supervisor" and keyword(call, "tools") is None:
+            found.append(Handoff(call, "`create_supervisor(...)` builds handoff tools that pass the supervisor's whole "
+                                 "message list to each agent (langgraph-supervisor 0.0.31, with or without "
+                                 "`add_handoff_messages`): every agent pays for the whole conversation again.",
+                                 HANDOFF_ADVICE))
+        elif name == "create_handoff_tool":
+            found.append(Handoff(call, "`create_handoff_tool(...)` passes the whole message list to the next agent "
+                                 "(langgraph-swarm 0.1.0, langgraph-supervisor 0.0.31): it pays for every earlier turn "
+                                 "again.", HANDOFF_ADVICE))
+    return found
+
+
+def _updated_messages(facts, update: cst.BaseExpression) -> cst.CSTNode | None:
+    if not isinstance(update, cst.Dict):
+        return None
+    for element in update.elements:
+        if isinstance(element, cst.DictElement) and string(element.key) in HANDOFF_KEYS:
+            return state_messages(facts, element.value)
+    return None
+
+
+def state_messages(facts, expr: cst.CSTNode, depth: int = 0) -> cst.CSTNode | None:
+    """`state["messages"]` / `state.messages` whole inside `expr` (through locals, lists, `+`),
+    in a module that imports LangGraph."""
+    if depth > 4 or graph(facts) is None:
+        return None
+    if isinstance(expr, cst.Subscript):
+        key = expr.slice[0].slice if len(expr.slice) == 1 else None
+        if isinstance(key, cst.Index) and string(key.value) in HANDOFF_KEYS and isinstance(expr.value, cst.Name):
+            return expr
+        if slice_of(expr) is not None and is_whole_slice(expr):
+            return state_messages(facts, expr.value, depth + 1)
+        return None
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in HANDOFF_KEYS and isinstance(expr.value, cst.Name) and expr.value.value == "state":
+            return expr
+        return None
+    if isinstance(expr, cst.Name):
+        value = facts.assignment_before(expr)
+        return state_messages(facts, value, depth + 1) if isinstance(value, cst.BaseExpression) else None
+    if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg,
+                         cst.BinaryOperation)):
+        for child in children(expr):
+            found = state_messages(facts, child, depth)
+            if found is not None:
+                return found
+    return None
+
+
+# --- fixes ----------------------------------------------------------------------------------------
+
+
+def fix(finding, module: cst.Module, wrapper, lines):
+    """A node's send of checkpointed state: `trim_messages(...)` around it; a prebuilt agent
+    with a checkpointer: a trimming `pre_model_hook`; `create_agent`: advice."""
+    properties = finding.properties
+    if properties.get("storage") == "checkpoint":
+        return _trimmed_send(finding, module, wrapper, lines), NODE_ADVICE
+    if properties.get("framework") != "langgraph":
+        return None
+    if properties.get("history") == "create_react_agent":
+        return _trimming_hook(finding, module, wrapper, lines), REACT_ADVICE
+    return None, AGENT_ADVICE
+
+
+def _trimmed_send(finding, module, wrapper, lines):
+    """`llm.invoke(state["messages"])` -> `llm.invoke(trim_messages(state["messages"], ...))`:
+    only where the history is itself a call's argument or an item of one (not text)."""
+    if not _sent_as_items(wrapper, finding.span):
+        return None
+    read = text_at(lines, finding.span)
+    return replace_span(
+        finding, module, wrapper, lines, TRIM.format(messages=read), TRIM_IMPORTS,
+        f"Send trim_messages({read}, ...): the last whole turns under 4,000 tokens, the system message kept; "
+        "the checkpointer still keeps every message",
+        safe=True,
+    )
+
+
+def _sent_as_items(wrapper, span) -> bool:
+    positions = wrapper.resolve(PositionProvider)
+    for node in positions:
+        if isinstance(node, cst.Arg):
+            items = [node.value]
+            if isinstance(node.value, (cst.List, cst.Tuple)):
+                items += [e.value for e in node.value.elements]
+            elif isinstance(node.value, cst.BinaryOperation):
+                items += [node.value.left, node.value.right]
+            if any(_span(positions[item]) == span for item in items if item in positions):
+                return True
+    return False
+
+
+def _span(where) -> Span:
+    return Span(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+
+
+def _trimming_hook(finding, module, wrapper, lines):
+    """`create_react_agent(...)` -> the same call with a `pre_model_hook` that trims."""
+    positions = wrapper.resolve(PositionProvider)
+    call = next((n for n in positions if isinstance(n, cst.Call) and _span(positions[n]) == finding.span), None)
+    if call is None or keyword(call, "state_schema") is not None or any(a.star for a in call.args):
+        return None
+    args = list(call.args)
+    if args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    hook = cst.Arg(cst.parse_expression(HOOK), keyword=cst.Name("pre_model_hook"),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    fixed = call.with_changes(args=[*args, hook])
+    return replace_span(
+        finding, module, wrapper, lines,
+        module.code_for_node(fixed), TRIM_IMPORTS,
+        "Add a pre_model_hook that sends trim_messages(state[\"messages\"], ...) as llm_input_messages: the model "
+        "gets the last whole turns under 4,000 tokens, the checkpointer still keeps every message",
+        safe=True,
+    )

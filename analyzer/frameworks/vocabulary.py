@@ -1,0 +1,27 @@
+"""The records a framework module answers with, beside the chat facts' own words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A framework object that keeps a conversation and re-sends all of it on every turn."""
+
+    node: cst.CSTNode  # where to report
+    message: str
+    advice: str
+    properties: dict[str, Any] = field(default_factory=dict)  # framework, history, storage, sink
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A call that gives another agent the whole conversation."""
+
+    node: cst.CSTNode
+    message: str
+    advice: str
