@@ -155,3 +155,71 @@ def replace_span(
     return Fix(description, tuple(edits), safe)
 
 
+EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def call_at(wrapper: MetadataWrapper, span: Span) -> cst.Call | None:
+    """The call whose 1-based span is ``span``."""
+    for node, where in wrapper.resolve(PositionProvider).items():
+        if (isinstance(node, cst.Call) and (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+                == (span.line, span.col, span.end_line, span.end_col)):
+            return node
+    return None
+
+
+def span_of(wrapper: MetadataWrapper, node: cst.CSTNode) -> Span:
+    where = wrapper.resolve(PositionProvider)[node]
+    return Span(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+
+
+def keywords_of(call: cst.Call) -> set[str] | None:
+    """The keyword names of ``call``, or None when it has positional or starred arguments."""
+    if any(arg.keyword is None for arg in call.args):
+        return None
+    return {arg.keyword.value for arg in call.args}
+
+
+def import_of(module: cst.Module, name: str) -> str:
+    """The module ``name`` is imported from (`from X import name`), or ""."""
+    return next((full.rsplit(".", 1)[0] for full in imported_names(module) if full.rsplit(".", 1)[1] == name), "")
+
+
+def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
+    """``call`` with ``keyword=value`` added last."""
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword), equal=EQUAL)])
+
+
+def arg_at(wrapper: MetadataWrapper, span: Span) -> tuple[cst.Call, cst.Arg] | None:
+    """The call and its argument whose value's 1-based span is ``span``."""
+    positions = wrapper.resolve(PositionProvider)
+    for node in positions:
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                if span_of(wrapper, arg.value) == span:
+                    return node, arg
+    return None
+
+
+def stores_of(module: cst.Module, wrapper: MetadataWrapper, history: str, method: str) -> list[cst.Assign] | None:
+    """Every `history = r.method()` (no arguments) in the module; None when ``method`` is called
+    anywhere else (`list(r.method())`, `h.extend(r.method())`: forms this edit does not know)."""
+    assigns = [
+        node for node in module_index(module).assigns
+        if isinstance(node, cst.Assign) and len(node.targets) == 1
+        and " ".join(module.code_for_node(node.targets[0].target).split()) == history
+        and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
+        and node.value.func.attr.value == method and not node.value.args
+    ]
+    known = {id(node.value) for node in assigns}
+    calls = [node for node in wrapper.resolve(PositionProvider) if isinstance(node, cst.Call)
+             and isinstance(node.func, cst.Attribute) and node.func.attr.value == method]
+    return assigns if all(id(call) in known for call in calls) else None
+
+
+def store_edit(module: cst.Module, wrapper: MetadataWrapper, store: cst.Assign, text: str) -> Edit:
+    """Replace the value of ``store`` by ``text``, where ``{r}`` is the receiver of its call."""
+    receiver = module.code_for_node(store.value.func.value)
+    return Edit(span_of(wrapper, store.value), text.format(r=receiver))

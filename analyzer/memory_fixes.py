@@ -10,9 +10,6 @@ is sent is bounded:
 - ``RunnableWithMessageHistory(chain, ...)``: a ``trim_messages(..., start_on="human",
   include_system=True)`` step on the history key in front of the chain (langchain-core 1.8:
   the message history store still gets every message).
-- OpenAI Agents SDK sessions: ``session_settings=SessionSettings(limit=40)`` (openai-agents
-  0.24: the runner reads the last 40 items, drops tool outputs whose call fell out of the
-  window; ``add_items`` still stores everything).
 - LlamaIndex lists sent whole: ``ChatMemoryBuffer.from_defaults(token_limit=3000,
   chat_history=list(h)).get()`` (llama-index-core 0.14: ``get`` returns the newest messages under
   the limit, never starting on an assistant or tool message). The list is copied because the
@@ -33,13 +30,6 @@ is sent is bounded:
   written (all but the usage counts, which shrink), each call sends at most 31 messages, not
   79, and starts with the system prompt. (A history processor is no fix here: its result
   replaces the run's history, so ``all_messages()`` returns the trimmed list.)
-- Agents SDK input lists replayed by hand (``Runner.run(agent, items)``, ``h =
-  r.to_input_list()``): ``bounded_view(items, last_turns=10)`` at the send, and the store
-  becomes ``h = items + r.to_input_list()[len(r.input):]``: ``to_input_list()`` is the input
-  that was sent (``r.input``, one item per item) followed by the run's new items.
-  openai-agents 0.24: 30 turns with tool calls through a fake Model store the same thread;
-  each call sends at most 27 items, not 79, never an output without its call.
-
 - Responses API ``previous_response_id`` chains: ``truncation="auto"`` on the send (openai
   3.57 ``responses.create``). The server then drops the oldest items once the chain no longer
   fits the model's context window instead of failing the request with a 400; nothing changes
@@ -79,11 +69,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .findings import Edit, Finding, Fix, Span
 from .messages import callee_name, is_bounding_name
 from .edits import (
-    BOUNDED_IMPORT, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, imported_names, innermost, module_index, replace_span,
-    text_at, walk_down,
+    BOUNDED_IMPORT, EQUAL, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, arg_at, call_at, import_of, innermost,
+    keywords_of, module_index, replace_span, span_of, store_edit, stores_of, text_at, walk_down, with_keyword,
 )
 
-WINDOW_ITEMS = 40  # Agents SDK items: about 10 turns of user, tool call, tool output, reply
 TOKEN_LIMIT = 3000
 REDUCED_COUNT = 20  # Semantic Kernel messages
 COMPACTION = '{"type": "compaction", "compact_threshold": 20000}'  # tokens of a Responses chain's context
@@ -93,9 +82,6 @@ TRIM = (
 )
 # Fields ConversationBufferWindowMemory shares with ConversationBufferMemory.
 BUFFER_FIELDS = {"human_prefix", "ai_prefix", "memory_key", "chat_memory", "input_key", "output_key", "return_messages"}
-# Agents SDK sessions whose __init__ takes session_settings (openai-agents 0.24).
-EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 
 SUGGESTIONS = {
     "buffer": f"Use `ConversationBufferWindowMemory(k={WINDOW_TURNS}, ...)`: `chat_memory.messages` keeps every "
@@ -103,11 +89,6 @@ SUGGESTIONS = {
     "runnable": "Put a trimmer on the history in front of the chain: `RunnablePassthrough.assign(history="
     'itemgetter("history") | trim_messages(strategy="last", token_counter=count_tokens_approximately, '
     'max_tokens=4000, start_on="human", include_system=True)) | chain`. ' + HISTORY_STAYS,
-    "agents": f"Give the session `session_settings=SessionSettings(limit={WINDOW_ITEMS})` (`from agents import "
-    "SessionSettings`): the session keeps every item, each run reads the last ones, and the SDK drops a tool "
-    "output whose call fell out of the window. A list replayed by hand (`result.to_input_list()` fed back): send "
-    f"`bounded_view(items, last_turns={WINDOW_TURNS})` and store `items + result.to_input_list()[len(result.input):]`; "
-    "`to_input_list()` alone returns the bounded input that was sent. " + HISTORY_STAYS,
     "llama_index": f"Send a token-limited view: `ChatMemoryBuffer.from_defaults(token_limit={TOKEN_LIMIT}, "
     "chat_history=list(history)).get()` (`from llama_index.core.memory import ChatMemoryBuffer`); copy the "
     "list, the buffer appends to the one it is given. " + HISTORY_STAYS,
@@ -145,9 +126,6 @@ def framework_fix(
         return _window_memory(finding, module, wrapper, lines), SUGGESTIONS["buffer"]
     if framework == "langchain" and history == "RunnableWithMessageHistory":
         return _trimmed_runnable(finding, module, wrapper, lines), SUGGESTIONS["runnable"]
-    if framework == "agents":
-        fix = (_session_limit if storage == "framework" else _replayed_input)(finding, module, wrapper, lines)
-        return fix, SUGGESTIONS["agents"]
     if framework == "llama_index":
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
     if storage == "server":
@@ -161,45 +139,11 @@ def framework_fix(
     return None
 
 
-def _call_at(wrapper: MetadataWrapper, span: Span) -> cst.Call | None:
-    """The call whose 1-based span is ``span``."""
-    for node, where in wrapper.resolve(PositionProvider).items():
-        if (isinstance(node, cst.Call) and (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
-                == (span.line, span.col, span.end_line, span.end_col)):
-            return node
-    return None
-
-
-def _span_of(wrapper: MetadataWrapper, node: cst.CSTNode) -> Span:
-    where = wrapper.resolve(PositionProvider)[node]
-    return Span(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
-
-
-def _keywords(call: cst.Call) -> set[str] | None:
-    """The keyword names of ``call``, or None when it has positional or starred arguments."""
-    if any(arg.keyword is None for arg in call.args):
-        return None
-    return {arg.keyword.value for arg in call.args}
-
-
-def _import_of(module: cst.Module, name: str) -> str:
-    """The module ``name`` is imported from (`from X import name`), or ""."""
-    return next((full.rsplit(".", 1)[0] for full in imported_names(module) if full.rsplit(".", 1)[1] == name), "")
-
-
-def _with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
-    """``call`` with ``keyword=value`` added last."""
-    args = list(call.args)
-    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
-        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return call.with_changes(args=[*args, cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword), equal=EQUAL)])
-
-
 def _window_memory(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`ConversationBufferMemory(...)` -> `ConversationBufferWindowMemory(k=10, ...)`."""
-    call = _call_at(wrapper, finding.span)
-    keywords = _keywords(call) if call is not None else None
-    base = _import_of(module, "ConversationBufferMemory")
+    call = call_at(wrapper, finding.span)
+    keywords = keywords_of(call) if call is not None else None
+    base = import_of(module, "ConversationBufferMemory")
     if keywords is None or not keywords <= BUFFER_FIELDS or not isinstance(call.func, cst.Name) or not base:
         return None
     if base.endswith(".buffer"):
@@ -217,7 +161,7 @@ def _window_memory(finding: Finding, module, wrapper, lines) -> Fix | None:
 
 def _trimmed_runnable(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`RunnableWithMessageHistory(chain, ..., history_messages_key="h")` with a trimmer on "h"."""
-    call = _call_at(wrapper, finding.span)
+    call = call_at(wrapper, finding.span)
     if call is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
         return None
     key = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "history_messages_key"), None)
@@ -232,25 +176,9 @@ def _trimmed_runnable(finding: Finding, module, wrapper, lines) -> Fix | None:
         text = f"({text})"
     step = f'RunnablePassthrough.assign({name}=itemgetter("{name}") | {TRIM}) | {text}'
     return replace_span(
-        replace(finding, span=_span_of(wrapper, runnable)), module, wrapper, lines, step,
+        replace(finding, span=span_of(wrapper, runnable)), module, wrapper, lines, step,
         ["from operator import itemgetter", "from langchain_core.runnables import RunnablePassthrough", *TRIM_IMPORTS],
         f'Trim "{name}" in front of the chain (whole turns, the system message kept); the stored history is unchanged',
-        safe=True,
-    )
-
-
-def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
-    """`SQLiteSession(...)` -> `SQLiteSession(..., session_settings=SessionSettings(limit=40))`."""
-    call = _call_at(wrapper, finding.span)
-    if call is None or not isinstance(call.func, cst.Name) or call.func.value not in SESSIONS:
-        return None
-    if not _import_of(module, call.func.value).startswith("agents"):
-        return None
-    fixed = _with_keyword(call, "session_settings", f"SessionSettings(limit={WINDOW_ITEMS})")
-    return replace_span(
-        finding, module, wrapper, lines, module.code_for_node(fixed), ["from agents import SessionSettings"],
-        f"Give the session a limit of {WINDOW_ITEMS} items: it keeps every item, each run reads the last "
-        f"{WINDOW_ITEMS} (the SDK drops tool outputs whose call fell out)",
         safe=True,
     )
 
@@ -308,48 +236,15 @@ def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:
     return fix and replace(fix, edits=(*fix.edits, Edit(Span(line, 1, line, 1), setup)))
 
 
-def _arg_at(wrapper: MetadataWrapper, span: Span) -> tuple[cst.Call, cst.Arg] | None:
-    """The call and its argument whose value's 1-based span is ``span``."""
-    positions = wrapper.resolve(PositionProvider)
-    for node in positions:
-        if isinstance(node, cst.Call):
-            for arg in node.args:
-                if _span_of(wrapper, arg.value) == span:
-                    return node, arg
-    return None
-
-
-def _stores(module: cst.Module, wrapper: MetadataWrapper, history: str, method: str) -> list[cst.Assign] | None:
-    """Every `history = r.method()` (no arguments) in the module; None when ``method`` is called
-    anywhere else (`list(r.method())`, `h.extend(r.method())`: forms this edit does not know)."""
-    assigns = [
-        node for node in module_index(module).assigns
-        if isinstance(node, cst.Assign) and len(node.targets) == 1
-        and " ".join(module.code_for_node(node.targets[0].target).split()) == history
-        and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
-        and node.value.func.attr.value == method and not node.value.args
-    ]
-    known = {id(node.value) for node in assigns}
-    calls = [node for node in wrapper.resolve(PositionProvider) if isinstance(node, cst.Call)
-             and isinstance(node.func, cst.Attribute) and node.func.attr.value == method]
-    return assigns if all(id(call) in known for call in calls) else None
-
-
-def _store_edit(module: cst.Module, wrapper: MetadataWrapper, store: cst.Assign, text: str) -> Edit:
-    """Replace the value of ``store`` by ``text``, where ``{r}`` is the receiver of its call."""
-    receiver = module.code_for_node(store.value.func.value)
-    return Edit(_span_of(wrapper, store.value), text.format(r=receiver))
-
-
 def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`message_history=h` -> `message_history=bounded_view(h, last_turns=10)`, and a store
     `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
     history = text_at(lines, finding.span)
-    found = _arg_at(wrapper, finding.span)
+    found = arg_at(wrapper, finding.span)
     if (found is None or found[1].keyword is None or found[1].keyword.value != "message_history"
             or str(finding.properties.get("expression", "")) != history):
         return None
-    stores = _stores(module, wrapper, " ".join(history.split()), "all_messages")
+    stores = stores_of(module, wrapper, " ".join(history.split()), "all_messages")
     if stores is None:
         return None
     fix = replace_span(
@@ -359,68 +254,24 @@ def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | Non
                                    "history stays whole" if stores else "; the stored history is unchanged"),
         safe=True,
     )
-    edits = [_store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]
+    edits = [store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]
     return fix and replace(fix, edits=(*fix.edits, *edits))
-
-
-AGENT_RUNS = ("run", "run_sync", "run_streamed")
-
-
-def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
-    """`Runner.run(agent, items)` -> `Runner.run(agent, bounded_view(items, last_turns=10))`, and the
-    store `h = r.to_input_list()` -> `h = items + r.to_input_list()[len(r.input):]`."""
-    sent = text_at(lines, finding.span)
-    history = " ".join(str(finding.properties.get("history", "")).split())
-    found = _arg_at(wrapper, finding.span)
-    if found is None or str(finding.properties.get("expression", "")) != sent:
-        return None
-    call, arg = found
-    position = call.args.index(arg)
-    if (not isinstance(call.func, cst.Attribute) or call.func.attr.value not in AGENT_RUNS
-            or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")):
-        return None
-    if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
-        return None  # bounded_view takes a list; the first input may be a string
-    stores = _stores(module, wrapper, history, "to_input_list")
-    if not stores:
-        return None
-    fix = replace_span(
-        finding, module, wrapper, lines, f"bounded_view({sent}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
-        f"Send bounded_view({sent}, last_turns={WINDOW_TURNS}) and store the whole input with the run's new items "
-        "(to_input_list() after the input that was sent), so the stored thread stays whole",
-        safe=True,
-    )
-    edits = [_store_edit(module, wrapper, store, f"{sent} + {{r}}.to_input_list()[len({{r}}.input):]") for store in stores]
-    return fix and replace(fix, edits=(*fix.edits, *edits))
-
-
-def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str) -> bool:
-    """``name`` is set, in the function holding ``span``, only to list literals or `x + [...]`."""
-    function = innermost(wrapper, span, cst.FunctionDef)
-    if function is None or not name.isidentifier():
-        return False
-    values = [node.value for node in walk_down(function) if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
-              and module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target) == name]
-    return bool(values) and all(
-        isinstance(v, cst.List) or isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)
-        and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List)) for v in values
-    )
 
 
 def _server_truncation(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`responses.create(..., previous_response_id=x)` -> the same call with `truncation="auto"`,
     unless the call already says how to truncate or manage its context."""
-    found = _arg_at(wrapper, finding.span)
+    found = arg_at(wrapper, finding.span)
     if found is None:
         return None
     call, arg = found
-    keywords = _keywords(call)
+    keywords = keywords_of(call)
     if (arg.keyword is None or arg.keyword.value != "previous_response_id" or not isinstance(call.func, cst.Attribute)
             or call.func.attr.value != "create" or keywords is None or keywords & {"truncation", "context_management"}):
         return None
-    fixed = _with_keyword(call, "truncation", '"auto"')
+    fixed = with_keyword(call, "truncation", '"auto"')
     return replace_span(
-        replace(finding, span=_span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
+        replace(finding, span=span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
         "Let the server drop the oldest items once the chain outgrows the model's context window instead of failing "
         "with a 400 (nothing changes before that, and the chain of response ids stays as it is); cost still grows "
         f"until the window is full: for a lower bound add `context_management=[{COMPACTION}]` by hand",
@@ -455,7 +306,7 @@ def trims_chat(statement: cst.CSTNode | None, chat: str) -> bool:
 
 def _trimmed_chat(finding: Finding, module, wrapper, lines) -> Fix | None:
     """Before every send of the kept chat, a line trimming its own history to the last turns."""
-    create = _call_at(wrapper, finding.span)
+    create = call_at(wrapper, finding.span)
     kind = callee_name(create) if create is not None else ""
     if kind not in CHAT_TRIMS:
         return None
@@ -466,7 +317,7 @@ def _trimmed_chat(finding: Finding, module, wrapper, lines) -> Fix | None:
     edits = []
     for send in sends:
         chat = module.code_for_node(send.func.value)
-        statement = innermost(wrapper, _span_of(wrapper, send), cst.SimpleStatementLine)
+        statement = innermost(wrapper, span_of(wrapper, send), cst.SimpleStatementLine)
         if (chat not in reached or statement is None or len(statement.body) != 1
                 or any(isinstance(n, cst.Lambda) for n in walk_down(statement))):
             return None  # a send on something else, or one no line can go before
@@ -497,7 +348,7 @@ def _chats_reached(module: cst.Module, wrapper: MetadataWrapper, create: cst.Cal
     kept = [made] + [n.targets[0].target for n in assigns if made is not None and isinstance(made, cst.Name)
                      and isinstance(n.value, cst.Name) and n.value.value == made.value]  # `self._chats[k] = chat`
     stores = {code(t.value) for t in kept if isinstance(t, cst.Subscript)}
-    maker = innermost(wrapper, _span_of(wrapper, create), cst.FunctionDef)
+    maker = innermost(wrapper, span_of(wrapper, create), cst.FunctionDef)
     reached = {code(n) for n in walk_down(module) if isinstance(n, cst.Subscript) and code(n.value) in stores}
     linked: dict[str, bool] = {}
     for node in assigns:

@@ -37,8 +37,7 @@ def may_hand_off(name: str, receiver: str, fan_out: bool) -> bool:
     """Whether a call of `name` on `receiver` (the name before it: `Runner` in `Runner.run`)
     may hand a conversation over, in a module that fans out work or not."""
     return (
-        name == "handoff"
-        or name in frameworks.HANDOFF_CALLS
+        name in frameworks.HANDOFF_CALLS
         or bool(HANDOFF_NAME.match(name))
         or (name in AGENT_RUNS and receiver == "Runner")
         or (name in RUN_METHODS and bool(SPECIALIST.search(receiver)))
@@ -198,6 +197,12 @@ class AgentOversizedHandoff(ChatRule):
         "    return [Send('research', {'topic': t}) for t in state['topics']]\n",
     ]
     INVALID = [
+        # OpenAI Agents SDK: a bare agent in handoffs=[...] is a handoff with no input_filter
+        Invalid(
+            "from agents import Agent\n"
+            "triage = Agent(name='triage', handoffs=[billing_agent])\n",
+            2, 41,
+        ),
         # LangGraph: a Command that forwards the whole message list to the next agent
         Invalid(
             "from langgraph.types import Command\n"
@@ -290,20 +295,12 @@ class AgentOversizedHandoff(ChatRule):
             return
         facts = self.chat_facts()
         self.facts = facts
-        global_filter = any(
-            keyword(c, name) is not None for c in facts.nodes.calls for name in ("handoff_input_filter", "nest_handoff_history")
-        )
         reported: set[int] = set()
         for handoff in frameworks.handoffs(facts):
             reported.add(id(handoff.node))
             self.report(handoff.node, handoff.message, suggestion=handoff.advice)
         for call in candidates:
             if id(call) in reported:
-                continue
-            if self._is_sdk_handoff(call):
-                if keyword(call, "input_filter") is None and not global_filter:
-                    reported.add(id(call))
-                    self._report_sdk_handoff(call)
                 continue
             for target in self._handoff_targets(call):
                 argument = target.value if isinstance(target, cst.Arg) else target
@@ -395,14 +392,6 @@ class AgentOversizedHandoff(ChatRule):
             return value
         return None
 
-    def _is_sdk_handoff(self, call: cst.Call) -> bool:
-        """OpenAI Agents `handoff(agent, ...)`."""
-        return callee_name(call) == "handoff" and any(
-            q in ("agents.handoff", "agents.handoffs.handoff") for q in self.facts.qualified(call.func)
-        )
-
-    # --- what is handed over ------------------------------------------------------------
-
     def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode] | None:
         """(how the code names the conversation, where it enters) when `expr` carries a whole one:
         a history the analysis saw grow with the turns, or a framework's conversation state (an
@@ -459,13 +448,4 @@ class AgentOversizedHandoff(ChatRule):
             suggestion="Hand over a brief: the goal, the facts that matter and the last turn "
             "(a few hundred tokens), and keep the transcript in storage.",
             related=related,
-        )
-
-    def _report_sdk_handoff(self, call: cst.Call) -> None:
-        self.report(
-            call,
-            "`handoff(...)` without `input_filter` gives the next agent the entire conversation "
-            "history: it pays for every earlier turn and tool call again.",
-            suggestion="Pass `input_filter=` (e.g. `handoff_filters.remove_all_tools`, or a filter "
-            "that keeps a brief and the last turn), or set `RunConfig(nest_handoff_history=True)`.",
         )

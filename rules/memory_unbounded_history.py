@@ -34,7 +34,7 @@ SUGGEST = {
     "buffer": FRAMEWORK_ADVICE["buffer"],
     "runnable": FRAMEWORK_ADVICE["runnable"],
     "llama_index": FRAMEWORK_ADVICE["llama_index"],
-    "agents": FRAMEWORK_ADVICE["agents"],
+    "agents": frameworks.ADVICE["agents"],
     "pydantic_ai": FRAMEWORK_ADVICE["pydantic_ai"],
     "semantic_kernel": FRAMEWORK_ADVICE["semantic_kernel"],
     "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
@@ -1025,9 +1025,6 @@ class Mentor:
         elif name == "RunnableWithMessageHistory" and call.args and not self._has_trimmer(facts, call):
             self._report_memory(call, "`RunnableWithMessageHistory` loads the whole stored history into every call and "
                                 f"nothing in the chain trims it, {COST}.", "langchain", name)
-        elif name.endswith("Session") and "Compaction" not in name and self._is_agents_session(facts, call):
-            self._report_memory(call, f"Agents SDK `{name}` has no limit: every run re-sends all stored items, {COST}.",
-                                "agents", name)
         elif self._is_kept_chat(facts, call):
             self._report_memory(call, f"The chat object from `{facts.code(call.func)}` is kept per session and "
                                 f"re-sends its whole history on every `send_message`, {COST}.", "google-genai", name)
@@ -1061,18 +1058,6 @@ class Mentor:
             and facts.histories[f"{klass.name.value}.messages"].trims
             for klass in facts.nodes.classes
         )
-
-    def _is_agents_session(self, facts: ChatFacts, call: cst.Call) -> bool:
-        if not any(n.startswith("agents") for n in facts.qualified(call.func)):
-            return False
-        if keyword(call, "session_settings") is not None or keyword(call, "limit") is not None:
-            return False
-        for parent in facts.ancestors(call):
-            if isinstance(parent, cst.Call) and "Compaction" in callee_name(parent):
-                return False
-            if isinstance(parent, cst.BaseStatement):
-                break
-        return any(s.framework == "agents" and keyword(s.call, "session") is not None for s in facts.sinks)
 
     def _is_kept_chat(self, facts: ChatFacts, call: cst.Call) -> bool:
         parts = dotted(call.func)

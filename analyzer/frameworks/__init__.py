@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import langgraph
+from . import langgraph, openai_agents
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph,)
+MODULES = (langgraph, openai_agents)
 __all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
            "collect", "fix", "handoffs", "memories", "state_messages", "storage"]
 
