@@ -12,7 +12,7 @@ from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
 from chatbound.memory_fixes import CHAT_SENDS, trims_chat
 from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
-from chatbound.messages import callee_name, is_bounding_name, is_count_slice, string
+from chatbound.messages import callee_name, is_bounding_name, is_count_slice, is_whole_slice, string
 from chatbound.rule import Invalid, Related
 from chatbound.sinks import dotted, keyword, triggers
 
@@ -88,7 +88,8 @@ class MemoryUnboundedHistory(ChatRule):
       `add_user_message`, or a helper that appends.
     - The whole of it reaches a model with no bound on the way: as `messages=`, `input=` or
       `contents=`, inside `[system, *history]`, through a comprehension or a copy, or joined
-      into the prompt text.
+      into the prompt text. A slice that drops a fixed few (`history[2:]`) still grows every
+      turn, and the message says so.
 
     It also flags memories that keep everything, where they are built:
     `ConversationBufferMemory`, `RunnableWithMessageHistory` without a trimmer, Agents SDK
@@ -96,8 +97,9 @@ class MemoryUnboundedHistory(ChatRule):
     `previous_response_id` chains without `truncation="auto"` or server-side compaction
     (`context_management=[{"type": "compaction", "compact_threshold": N}]`).
 
-    Not flagged: a slice at or before the send (`history[-20:]`), `deque(maxlen=...)`, in-place
-    trimming, token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
+    Not flagged: a slice at or before the send (`history[-20:]`, or `h = h[-20:]` just before
+    it), `deque(maxlen=...)`, in-place trimming (a `clear()` or reset counts only under a test
+    of the history's own size: `len(q) == 0` of the user's text bounds nothing), token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
     summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
     included, also when a helper sends it), a helper that picks messages in a loop that stops
     early (a token budget), a history only displayed or stored, and lists that are not chat.
@@ -979,10 +981,16 @@ class Mentor:
         lines = sorted({self.span(g).line for g in growth if not isinstance(g, cst.FunctionDef)})
         where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
         subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
+        sliced = facts.parent(use.node)
+        if isinstance(sliced, cst.Subscript) and sliced.value is use.node and is_whole_slice(sliced):
+            sent = (f"is sent to {sink.api} as `{facts.code(sliced)}`, a slice that drops a fixed few items and "
+                    "still grows with the session (it does not bound it)")
+        else:
+            sent = f"is sent whole to {sink.api}"
         message = (
             f"{subject} is {KIND.get(history.storage.kind) or frameworks.KINDS.get(history.storage.kind, 'lasting state')}, "
             f"grows every turn by {how}{where} "
-            f"and is sent whole to {sink.api}, {COST}."
+            f"and {sent}, {COST}."
         )
         related: list[Related] = []
         for node in history.definitions[:3]:

@@ -21,6 +21,9 @@ BOUNDED_CONTAINERS = re.compile(
 )
 
 
+SIZE_CALL = re.compile(r"^len$|token|count|size", re.I)
+
+
 class BoundFacts:
     """Trims, size tests and bounded views."""
 
@@ -30,11 +33,14 @@ class BoundFacts:
             return True
         if name == "pop":
             return bool(call.args) and not isinstance(call.args[0].value, (cst.SimpleString, cst.Name))
-        return name == "clear" and self._under_size_test(call)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        return name == "clear" and self._under_size_test(call, receiver)
 
-    def _under_size_test(self, node: cst.CSTNode) -> bool:
-        """Inside `if len(h) > N:` / `while tokens(h) > budget:`, here or at every call of the helper."""
-        if self._size_tested(node):
+    def _under_size_test(self, node: cst.CSTNode, subject: cst.CSTNode | None = None) -> bool:
+        """Inside `if len(h) > N:` / `while tokens(h) > budget:`, here or at every call of the
+        helper. Given the `subject` trimmed, a test that measures something else (`len(q) == 0`
+        of the user's text) is not its size test."""
+        if self._size_tested(node, subject):
             return True
         function = self.function_of(node)
         if function is None:
@@ -42,15 +48,22 @@ class BoundFacts:
         callers = [c for c in self.nodes.calls if callee_name(c) == function.name.value and function in self.callees(c)]
         return bool(callers) and all(self._size_tested(c) for c in callers)
 
-    def _size_tested(self, node: cst.CSTNode) -> bool:
+    def _size_tested(self, node: cst.CSTNode, subject: cst.CSTNode | None = None) -> bool:
         for a in self.ancestors(node):
-            if isinstance(a, (cst.If, cst.While)):
-                test = self.code(a.test)
-                if re.search(r"len\(|token|count|size", test):
-                    return True
+            if isinstance(a, (cst.If, cst.While)) and self._measures(a.test, subject):
+                return True
             if isinstance(a, cst.FunctionDef):
                 return False
         return False
+
+    def _measures(self, test: cst.BaseExpression, subject: cst.CSTNode | None) -> bool:
+        """Whether a test measures a size: of `subject` where the test measures something by a
+        call (`len(h) > 20`, `count_tokens(h) > budget`), else any size it names (`tokens > budget`)."""
+        calls = [n for n in walk(test) if isinstance(n, cst.Call) and SIZE_CALL.search(callee_name(n))]
+        if calls and subject is not None:
+            shown = self.code(subject)
+            return any(self.code(n) == shown for call in calls for arg in call.args for n in walk(arg.value))
+        return bool(re.search(r"len\(|token|count|size", self.code(test)))
 
     def _local_trimmed(self, name: cst.Name, function) -> bool:
         for node in self.nodes.dels:

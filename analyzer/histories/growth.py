@@ -192,7 +192,7 @@ class GrowthFacts:
                     history.bounded_store = True
                 if isinstance(value, cst.List) and value.elements and "system" in message_roles(value.elements[0].value):
                     history.system_first = True
-                if self._under_size_test(node) and not uses:
+                if self._under_size_test(node, target) and not uses:
                     history.trims.append(node)
                 history.definitions.append(node)
 

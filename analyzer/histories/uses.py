@@ -39,6 +39,8 @@ class UseFacts:
 
     def whole_history_in(self, expr: cst.CSTNode, seen: frozenset = frozenset()) -> list[Use]:
         """Every whole history inside `expr` (see the module docstring); [] for bounded views."""
+        if isinstance(expr, cst.Name) and self._rebound_to_view(expr):
+            return []
         storage = self.storage_of(expr)
         if storage is not None:
             return [Use(storage, expr)]
@@ -71,6 +73,14 @@ class UseFacts:
             if isinstance(child, cst.CSTNode):
                 uses.extend(self.whole_history_in(child, seen))
         return uses
+
+    def _rebound_to_view(self, name: cst.Name) -> bool:
+        """`h = h[-10:]` before this read: the local names the history's storage still (its
+        growth is the history's), but what it holds here is a bounded view of it."""
+        value = self.assignment_before(name)
+        if isinstance(value, cst.Subscript) and slice_of(value) is not None:
+            return not is_whole_slice(value)
+        return isinstance(value, cst.Call) and is_bounding_name(callee_name(value))
 
     def _call_uses(self, call: cst.Call, seen: frozenset) -> list[Use]:
         name = callee_name(call)
