@@ -44,7 +44,7 @@ SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
 HANDOFF = "AGENT-OVERSIZED-HANDOFF"
 # SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py).
 LIST_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together", "cohere", "bedrock", "boto3",
-             "genai", "google", "vertex", "huggingface", "autogen", "gradio")
+             "genai", "google", "vertex", "huggingface", "autogen", "gradio", "swarm")
 # Histories a framework or the server keeps: there is no list expression to wrap.
 NOT_A_LIST = ("framework", "server")
 

@@ -69,11 +69,12 @@ class AgentOversizedHandoff(ChatRule):
     - framework handoffs the analysis knows (`chatbound.frameworks`): LangGraph
       `Send(node, {"messages": state["messages"]})`, `Command(goto=..., update={"messages":
       state["messages"] + [...]})`, langgraph-supervisor `create_supervisor` and the
-      supervisor/swarm `create_handoff_tool`;
+      supervisor/swarm `create_handoff_tool`; OpenAI Agents SDK `handoff(...)` and bare agents in
+      `Agent(handoffs=[...])` without `input_filter` (unless `RunConfig(handoff_input_filter=...)`
+      or `nest_handoff_history` is set); a Swarm agent function that returns another `Agent`;
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
-      agent, and Agents SDK `handoff(...)` without `input_filter` (unless
-      `RunConfig(handoff_input_filter=...)` or `nest_handoff_history` is set).
+      agent.
 
     Not flagged: a brief or summary built for the handoff, the last message or the last N, a
     trimming `input_filter`, task fields, the same agent continuing (`result.last_agent`), and

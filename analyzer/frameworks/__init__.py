@@ -20,62 +20,73 @@ facts ask these modules. Each module declares, in the words the facts already sp
 - `fix(finding, module, wrapper, lines)`: the framework's own bound for a finding it owns,
   as `(fix or None, advice)`, or None when the finding is not its own.
 
-A new framework is one new module, listed in `MODULES`.
+- `sink(facts, call)`: the `Sink` a call is when only the framework knows it (Swarm's
+  `client.run(agent, messages)`), or None.
+
+Every name is optional: a module declares what its framework has. A new framework is one
+new module, listed in `MODULES`.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from . import langgraph, openai_agents
+from . import langgraph, openai_agents, swarm
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents)
+MODULES = (langgraph, openai_agents, swarm)
 __all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "collect", "fix", "handoffs", "memories", "state_messages", "storage"]
-
-TRIGGERS = tuple(pattern for module in MODULES for pattern in module.TRIGGERS)
-HANDOFF_TRIGGERS = tuple(pattern for module in MODULES for pattern in module.HANDOFF_TRIGGERS)
-CALLS = frozenset(name for module in MODULES for name in module.CALLS)
-HANDOFF_CALLS = frozenset(name for module in MODULES for name in module.HANDOFF_CALLS)
-KINDS = {kind: text for module in MODULES for kind, text in module.KINDS.items()}
-ADVICE = {kind: text for module in MODULES for kind, text in module.ADVICE.items()}
+           "collect", "fix", "handoffs", "memories", "sink", "state_messages", "storage"]
 
 
-def storage(facts, expr: cst.CSTNode):
-    for module in MODULES:
-        found = module.storage(facts, expr)
+def _declared(name: str) -> list:
+    return [getattr(module, name) for module in MODULES if hasattr(module, name)]
+
+
+TRIGGERS = tuple(pattern for patterns in _declared("TRIGGERS") for pattern in patterns)
+HANDOFF_TRIGGERS = tuple(pattern for patterns in _declared("HANDOFF_TRIGGERS") for pattern in patterns)
+CALLS = frozenset(name for names in _declared("CALLS") for name in names)
+HANDOFF_CALLS = frozenset(name for names in _declared("HANDOFF_CALLS") for name in names)
+KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.items()}
+ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}
+_STORAGE, _COLLECT, _MEMORIES, _HANDOFFS = (_declared(n) for n in ("storage", "collect", "memories", "handoffs"))
+_STATE_MESSAGES, _SINK, _FIX = (_declared(n) for n in ("state_messages", "sink", "fix"))
+
+
+def _first(functions, *args):
+    for function in functions:
+        found = function(*args)
         if found is not None:
             return found
     return None
 
 
+def storage(facts, expr: cst.CSTNode):
+    return _first(_STORAGE, facts, expr)
+
+
 def collect(facts) -> None:
-    for module in MODULES:
-        module.collect(facts)
+    for function in _COLLECT:
+        function(facts)
 
 
 def memories(facts) -> list[Kept]:
-    return [kept for module in MODULES for kept in module.memories(facts)]
+    return [kept for function in _MEMORIES for kept in function(facts)]
 
 
 def handoffs(facts) -> list[Handoff]:
-    return [handoff for module in MODULES for handoff in module.handoffs(facts)]
+    return [handoff for function in _HANDOFFS for handoff in function(facts)]
 
 
 def state_messages(facts, expr: cst.CSTNode) -> cst.CSTNode | None:
     """Where `expr` carries a framework's whole message state (`state["messages"]`), or None."""
-    for module in MODULES:
-        found = module.state_messages(facts, expr)
-        if found is not None:
-            return found
-    return None
+    return _first(_STATE_MESSAGES, facts, expr)
+
+
+def sink(facts, call: cst.Call):
+    return _first(_SINK, facts, call)
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
     """The framework's own fix and advice for ``finding``, or None when no framework owns it."""
-    for framework in MODULES:
-        found = framework.fix(finding, module, wrapper, lines)
-        if found is not None:
-            return found
-    return None
+    return _first(_FIX, finding, module, wrapper, lines)

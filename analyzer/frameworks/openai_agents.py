@@ -34,11 +34,8 @@ from ..messages import callee_name
 from ..sinks import keyword
 from .vocabulary import Handoff, Kept
 
-TRIGGERS = ()  # a session or a run needs `Runner.run(`: the model-call triggers hold it
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
-CALLS = frozenset()
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
-KINDS: dict[str, str] = {}
 WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, reply
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
@@ -59,18 +56,6 @@ HANDOFF_ADVICE = (
 
 def _sdk(facts, call: cst.Call, *names: str) -> bool:
     return any(q in names for q in facts.qualified(call.func))
-
-
-def storage(facts, expr: cst.CSTNode):
-    return None
-
-
-def collect(facts) -> None:
-    pass
-
-
-def state_messages(facts, expr: cst.CSTNode):
-    return None
 
 
 # --- sessions -------------------------------------------------------------------------------------

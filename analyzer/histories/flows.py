@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import frameworks
 from ..messages import callee_name, message_roles
 from ..sinks import CLIENT_METHODS, Sink, sink_of
 from .vocabulary import Flow, History
@@ -40,7 +41,7 @@ class FlowFacts:
     def _sink(self, call: cst.Call) -> Sink | None:
         """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
         and the framework of a generic `x.chat(...)` named after x's constructor."""
-        sink = sink_of(call, self.qualified)
+        sink = sink_of(call, self.qualified) or frameworks.sink(self, call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         name = callee_name(call)
         if sink is None and receiver is not None and name in CLIENT_METHODS:
