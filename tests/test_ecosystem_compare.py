@@ -104,3 +104,13 @@ def test_a_notebook_miss_is_caught_only_in_its_own_cell_and_cells_round_trip(tmp
     path.write_text(judged.dumps(Judged([same_cell], [miss])))
     loaded = judged.load(path)
     assert (loaded.findings[0].cell, loaded.misses[0].cell) == (3, 3)
+
+
+def test_a_file_chatbound_could_not_check_keeps_its_findings_instead_of_vanishing():
+    recorded = Judged([found(3, "kept", verdict="wrong", reason="a task spec"), found(8, "gone", verdict="right")],
+                      [Miss("a/app", MEMORY, "bot.py", 20, "sent whole")])
+    crashed = frozenset({("a/app", "bot.py")})
+    result = judged.compare(recorded, [], {"a/app"}, crashed)
+    assert result.vanished == [] and result.scores == {}
+    new = judged.record(recorded, [], {"a/app"}, {}, crashed)
+    assert [f.fingerprint for f in new.findings] == ["kept", "gone"]

@@ -108,13 +108,15 @@ def load(path: Path) -> Judged:
     return Judged(findings, misses, dict(data.get("run", {})))
 
 
-def compare(judged: Judged, current: list[Finding], projects_run: set[str]) -> Comparison:
+def compare(judged: Judged, current: list[Finding], projects_run: set[str],
+            unchecked: frozenset[tuple[str, str]] = frozenset()) -> Comparison:
     """Score `current` (the findings of the projects in `projects_run`) against `judged`.
 
-    Projects that did not run (no snapshot, a crash) are left out on both sides, so their
-    recorded findings do not show up as vanished.
+    Projects that did not run (no snapshot, a crash) and files chatbound reported it could not
+    check (`unchecked`: (project, path)) are left out on both sides, so their recorded findings
+    do not show up as vanished.
     """
-    recorded = {f.key: f for f in judged.findings if f.project in projects_run}
+    recorded = {f.key: f for f in judged.findings if _checked(f, projects_run, unchecked)}
     now = {f.key: f for f in current}
     scored = [_with_verdict(f, recorded[key]) if key in recorded else f for key, f in now.items()]
 
@@ -129,7 +131,7 @@ def compare(judged: Judged, current: list[Finding], projects_run: set[str]) -> C
             score.unknown += 1
     caught = []
     for miss in judged.misses:
-        if miss.project not in projects_run:
+        if not _checked(miss, projects_run, unchecked):
             continue
         catcher = next((f for f in scored if f.covers(miss)), None)
         if catcher:
@@ -145,11 +147,13 @@ def compare(judged: Judged, current: list[Finding], projects_run: set[str]) -> C
     )
 
 
-def record(judged: Judged, current: list[Finding], projects_run: set[str], run: dict[str, str]) -> Judged:
+def record(judged: Judged, current: list[Finding], projects_run: set[str], run: dict[str, str],
+           unchecked: frozenset[tuple[str, str]] = frozenset()) -> Judged:
     """The new judged file: the current findings, keeping the verdict and reason of each one
-    still reported; findings of projects that did not run stay as they were."""
+    still reported; findings of projects that did not run, or of files chatbound could not
+    check, stay as they were."""
     recorded = {f.key: f for f in judged.findings}
-    kept = [f for f in judged.findings if f.project not in projects_run]
+    kept = [f for f in judged.findings if not _checked(f, projects_run, unchecked)]
     fresh = [_with_verdict(f, recorded[f.key]) if f.key in recorded else f for f in current]
     return Judged(sorted(kept + fresh, key=_order), list(judged.misses), run)
 
@@ -179,6 +183,10 @@ def dumps(judged: Judged) -> str:
             f"path = {json.dumps(m.path)}", *_cell(m.cell), f"line = {m.line}", f"reason = {json.dumps(m.reason)}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _checked(item: Finding | Miss, projects_run: set[str], unchecked: frozenset[tuple[str, str]]) -> bool:
+    return item.project in projects_run and (item.project, item.path) not in unchecked
 
 
 def _with_verdict(current: Finding, recorded: Finding) -> Finding:

@@ -59,6 +59,7 @@ class Outcome:
     files: int
     errors: list[str]  # one line each: a file chatbound could not check, or anything on stderr
     ran: bool
+    unchecked: tuple[str, ...] = ()  # paths chatbound reported it could not check
 
 
 def load_projects(path: Path) -> list[Project]:
@@ -138,7 +139,8 @@ def check(project: Project, tree: Path, chatbound: str, timeout: float) -> Outco
         for f in report["findings"]
         if not f.get("suppressed")
     ]
-    return Outcome(project, findings, seconds, report.get("files_checked", 0), errors, True)
+    unchecked = tuple(str(e.get("path", "")).removeprefix("./") for e in report.get("errors", []))
+    return Outcome(project, findings, seconds, report.get("files_checked", 0), errors, True, unchecked)
 
 
 def percent(value: float | None) -> str:
@@ -246,10 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     judged = judged_file.load(args.judged)
     current = [f for o in outcomes for f in o.findings]
     ran = {o.project.name for o in outcomes if o.ran}
-    print(render(outcomes, judged_file.compare(judged, current, ran), commit))
+    unchecked = frozenset((o.project.name, path) for o in outcomes for path in o.unchecked)
+    print(render(outcomes, judged_file.compare(judged, current, ran, unchecked), commit))
     if args.record:
         run = {"chatbound_commit": commit.split()[0], "date": date.today().isoformat()}
-        args.judged.write_text(judged_file.dumps(judged_file.record(judged, current, ran, run)))
+        args.judged.write_text(judged_file.dumps(judged_file.record(judged, current, ran, run, unchecked)))
         print(f"\nrecorded {len(current)} findings in {args.judged}", file=sys.stderr)
     return 0
 
