@@ -126,3 +126,15 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(page):
         assert linked.exists(), f"{page.name} links to missing {target}"
         if anchor:
             assert anchor in _anchors(linked), f"{page.name} links to missing heading {target}"
+
+
+# `cd FOLDER && chatbound verify ...` in a bash block, then its output in the next block
+VERIFY_TRANSCRIPT = re.compile(r"\ncd (fixtures/\S+) && chatbound (verify [^\n]+)\n```\n\n```\n(.*?)```", re.S)
+
+
+def test_the_verify_transcript_in_the_docs_is_what_verify_prints(monkeypatch):
+    text = (ROOT / "docs" / "fixes.md").read_text(encoding="utf-8")
+    folder, args, output = VERIFY_TRANSCRIPT.search(text).groups()
+    monkeypatch.chdir(ROOT / folder)
+    result = CliRunner().invoke(main, args.split())
+    assert (result.exit_code, result.output) == (1, output)
