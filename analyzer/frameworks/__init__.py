@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import langgraph, openai_agents, swarm
+from . import autogen, langgraph, openai_agents, swarm
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents, swarm)
+MODULES = (langgraph, openai_agents, swarm, autogen)
 __all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
            "collect", "fix", "handoffs", "memories", "sink", "state_messages", "storage"]
 
