@@ -150,8 +150,10 @@ class MemoryUnboundedHistory(ChatRule):
     ## Fix
     Safe, for a history kept in a list: the history is wrapped *at the send* in
     `bounded_view(<history>, last_turns=10)`, and `from chatbound.compaction import
-    bounded_view` is added once (the `chatbound-compaction` package). The stored list is
-    untouched; the view keeps the system prompt and whole turns.
+    bounded_view` is added once. The stored list is untouched; the view keeps the system
+    prompt and whole turns. The fix also adds `chatbound-compaction>=0.1.0` to the project's
+    runtime dependencies (PEP 621, Poetry or the runtime requirements file); where it cannot
+    tell which declaration the runtime installs, the fix is unsafe and says what to add where.
 
     - Where the code shows items `bounded_view` cannot read, the send gets a plain tail, also
       safe: records such as `{"author": ..., "text": ...}` rendered into text are sent as
