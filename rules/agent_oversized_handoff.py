@@ -127,6 +127,10 @@ class AgentOversizedHandoff(ChatRule):
     `Command`, supervisor and swarm handoff tools),
     `asyncio` fan-outs, and the OpenAI Agents SDK (`Runner.run`, `handoff`,
     `RunConfig(handoff_input_filter=..., nest_handoff_history=...)`).
+
+    Frameworks that keep the conversation themselves are modelled one module each: [Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)
+    lists what each is checked for under this rule, what counts as bounded, and the versions
+    checked.
     """
 
     ID = "AGENT-OVERSIZED-HANDOFF"

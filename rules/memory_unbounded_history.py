@@ -207,6 +207,10 @@ class MemoryUnboundedHistory(ChatRule):
     shapes of openai, anthropic, litellm, mistral, ollama, groq, Cohere, Bedrock Converse,
     google-genai `contents`, Hugging Face, AutoGen and LangChain message lists, and text lines
     joined into a prompt.
+
+    Frameworks that keep the conversation themselves are modelled one module each: [Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)
+    lists what each is checked for under this rule, what counts as bounded, and the versions
+    checked.
     """
 
     ID = "MEMORY-UNBOUNDED-HISTORY"

@@ -83,6 +83,10 @@ class MemoryWindowSplitsTurn(ChatRule):
     Message lists of OpenAI, Anthropic and any SDK sent through a model call chatbound knows
     (see MEMORY-UNBOUNDED-HISTORY), `collections.deque`, and LangChain `trim_messages` and
     `ToolMessage`.
+
+    Frameworks that keep the conversation themselves are modelled one module each: [Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)
+    lists what each is checked for under this rule, what counts as bounded, and the versions
+    checked.
     """
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"
