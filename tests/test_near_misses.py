@@ -1,0 +1,144 @@
+"""Near misses: code that shares a rule's names but not its dataflow is never a finding.
+
+Each case has the words a finding would have (a history, a handoff verb, a catch-all tool list,
+a wide retrieval, a system prompt) without what makes one (growth, a model that receives it,
+a size the module shows). A name may narrow where a rule looks; it never decides."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatbound.analysis import analyze_source
+from chatbound.registry import all_rules
+
+LONG = "Answer politely and cite the policy section you used. " * 300
+
+NEAR_MISSES = {
+    "MEMORY-UNBOUNDED-HISTORY": {
+        "a history that grows but only reaches the screen": (
+            "history = []\n"
+            "def turn(q):\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+            "    print(history)\n"
+        ),
+        "a list named messages rebuilt on every request": (
+            "def turn(q):\n"
+            "    messages = [{'role': 'system', 'content': 'Be brief.'}]\n"
+            "    messages.append({'role': 'user', 'content': q})\n"
+            "    return client.chat.completions.create(model='m', messages=messages)\n"
+        ),
+        "a chat history kept and sent, cut to its last turns just before the send": (
+            "sessions = {}\n"
+            "def turn(sid, q):\n"
+            "    h = sessions.setdefault(sid, [])\n"
+            "    h.append({'role': 'user', 'content': q})\n"
+            "    h = h[-10:]\n"
+            "    return client.chat.completions.create(model='m', messages=h)\n"
+        ),
+        "a history cleared under a test of its own size": (
+            "history = []\n"
+            "def turn(q):\n"
+            "    if q == 'reset' or len(history) > 40:\n"
+            "        history.clear()\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+            "    return client.chat.completions.create(model='m', messages=history)\n"
+        ),
+    },
+    "MEMORY-WINDOW-SPLITS-TURN": {
+        "a count window over a log that no model receives": (
+            "tool_log = []\n"
+            "def record(result):\n"
+            "    tool_log.append({'role': 'tool', 'content': result})\n"
+            "    print(tool_log[-10:])\n"
+        ),
+    },
+    "AGENT-OVERSIZED-HANDOFF": {
+        "Slack Bolt: the request's context dict to the bot's own dispatch": (
+            "class Bot:\n"
+            "    def on_message(self, event, context):\n"
+            "        context['history'] = context.get('history', [])\n"
+            "        return self.dispatch(event=event, context=context)\n"
+        ),
+        "a parameter named history handed to workers": (
+            "import asyncio\n"
+            "async def review(workers, history):\n"
+            "    return await asyncio.gather(*(w.ainvoke(history) for w in workers))\n"
+        ),
+        "a growing history forwarded to a router the module does not show": (
+            "from .queues import router\n"
+            "class Desk:\n"
+            "    def __init__(self):\n"
+            "        self.history = []\n"
+            "    def reply(self, q):\n"
+            "        self.history.append({'role': 'user', 'content': q})\n"
+            "        router.forward('billing', self.history)\n"
+        ),
+        "a transcript() of a class of another module": (
+            "def handle(assistant, specialist):\n"
+            "    return specialist.delegate(context='\\n'.join(str(m) for m in assistant.transcript()))\n"
+        ),
+    },
+    "RAG-EXCESSIVE-TOP-K": {
+        "a vector-store test asking for a thousand": (
+            "def test_everything(store):\n"
+            "    assert len(store.similarity_search('q', k=1000)) == 1000\n"
+        ),
+        "a wide search reranked to four before the prompt": (
+            "def answer(q):\n"
+            "    docs = store.similarity_search(q, k=40)\n"
+            "    docs = reranker.compress_documents(docs, q)\n"
+            "    return llm.invoke(f'{docs}\\n{q}')\n"
+        ),
+        "sorted and cut to five": (
+            "def answer(q):\n"
+            "    hits = store.similarity_search_with_score(q, k=40)\n"
+            "    return llm.invoke(str(sorted(hits, key=lambda h: h[1])[:5]))\n"
+        ),
+        "a score threshold": (
+            "def answer(q):\n"
+            "    hits = store.similarity_search_with_relevance_scores(q, k=40)\n"
+            "    return llm.invoke(str([d for d, s in hits if s > 0.8]))\n"
+        ),
+        "results handed to another module": (
+            "from .prompting import answer_from\n"
+            "def answer(q):\n"
+            "    return answer_from(q, store.similarity_search(q, k=20))\n"
+        ),
+    },
+    "TOOLS-ALL-REGISTERED": {
+        "a catch-all name imported, its size not shown": (
+            "from .registry import ALL_TOOLS\n"
+            "llm = ChatOpenAI(model='gpt-4o').bind_tools(ALL_TOOLS)\n"
+        ),
+        "an all_tools() of another module": (
+            "from .registry import all_tools\n"
+            "llm = ChatOpenAI(model='gpt-4o').bind_tools(all_tools())\n"
+        ),
+        "a router whose tools are handoffs to specialists": (
+            "from agents import Agent, handoff\n"
+            "billing = Agent(name='billing', tools=[refund, invoice])\n"
+            "def transfer_to_billing():\n    return billing\n"
+            "router = Agent(name='router', tools=[handoff(billing), transfer_to_billing, lookup, faq, hours])\n"
+        ),
+    },
+    "PROMPT-OVERSIZED-SYSTEM": {
+        "a parameter named system_prompt": (
+            "def ask(client, system_prompt, q):\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': system_prompt}])\n"
+        ),
+        "a long text in a docstring about the system prompt": f'"""The system prompt: {LONG}"""\n',
+    },
+}
+RULES = {rule.ID: rule for rule in all_rules()}
+CASES = [(rule_id, name, code) for rule_id, cases in NEAR_MISSES.items() for name, code in cases.items()]
+
+
+def test_every_rule_has_near_misses():
+    assert set(NEAR_MISSES) == set(RULES)
+
+
+@pytest.mark.parametrize("rule_id, name, code", CASES, ids=[f"{r}: {n}" for r, n, _ in CASES])
+def test_a_near_miss_is_not_a_finding(rule_id, name, code):
+    result = analyze_source(code, "app.py", [RULES[rule_id]], {})
+    assert result.error is None
+    assert result.findings == []
