@@ -28,3 +28,12 @@ __all__ = [
     "WindowCompactionStrategy", "last_events", "last_turns", "token_budget",
     "event_text", "bounded_view", "from_openai", "to_openai", "from_anthropic", "to_anthropic",
 ]
+
+
+def __getattr__(name):
+    """PostgresEventStore imports psycopg, an optional extra: only when asked for."""
+    if name == "PostgresEventStore":
+        from .postgres import PostgresEventStore
+
+        return PostgresEventStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,9 +10,9 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import asdict
 
-from .messages import CompactionBoundary, Event, EventType, Message, ToolCall, project
+from .messages import EventType, project
+from .rows import check_append, check_session, decode, encode
 
 
 class VersionConflict(Exception):
@@ -45,10 +45,10 @@ class InMemoryEventStore:
 
     def create(self, session_id: str) -> None:
         with self._lock:
-            self._sessions.setdefault(session_id, _Log())
+            self._sessions.setdefault(check_session(session_id), _Log())
 
     def append(self, session_id: str, events, expected_version: int) -> int:
-        events = list(events)
+        events = check_append(session_id, events, expected_version)
         with self._lock:
             log = self._log(session_id)
             if len(log.events) != expected_version:
@@ -86,7 +86,7 @@ class InMemoryEventStore:
 
     def _log(self, session_id: str) -> _Log:
         try:
-            return self._sessions[session_id]
+            return self._sessions[check_session(session_id)]
         except KeyError:
             raise _unknown(session_id) from None
 
@@ -130,12 +130,12 @@ class SQLiteEventStore:
         return self._local.db
 
     def create(self, session_id: str) -> None:
-        self._connection().execute("INSERT OR IGNORE INTO sessions VALUES (?)", (session_id,))
+        self._connection().execute("INSERT OR IGNORE INTO sessions VALUES (?)", (check_session(session_id),))
 
     def append(self, session_id: str, events, expected_version: int) -> int:
         rows = [
-            (session_id, expected_version + n, e.id, e.type.value, _encode(e))
-            for n, e in enumerate(events, start=1)
+            (session_id, expected_version + n, e.id, e.type.value, encode(e))
+            for n, e in enumerate(check_append(session_id, events, expected_version), start=1)
         ]
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
@@ -161,9 +161,9 @@ class SQLiteEventStore:
         with _reading(db):
             self._version(db, session_id)
             rows = db.execute(
-                "SELECT body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
+                "SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
             )
-            return [_decode(body) for (body,) in rows]
+            return [decode(session_id, seq, body) for seq, body in rows]
 
     def version(self, session_id: str) -> int:
         return self._version(self._connection(), session_id)
@@ -181,23 +181,24 @@ class SQLiteEventStore:
                 "ORDER BY seq DESC LIMIT 1",
                 (session_id, EventType.COMPACTION.value),
             ).fetchone()
-            start, ids = (newest[0], _decode(newest[1]).payload.ids) if newest else (0, ())
+            start, ids = (newest[0], decode(session_id, *newest).payload.ids) if newest else (0, ())
             named = {
                 event.id: event
-                for (body,) in db.execute(
-                    "SELECT body FROM events WHERE session_id = ? "
+                for seq, body in db.execute(
+                    "SELECT seq, body FROM events WHERE session_id = ? "
                     "AND id IN (SELECT value FROM json_each(?))",
                     (session_id, json.dumps(ids)),
                 )
-                for event in [_decode(body)]
+                for event in [decode(session_id, seq, body)]
             }
             after = db.execute(
-                "SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+                "SELECT seq, body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
                 (session_id, start),
             )
-            return version, project(ids, named, [_decode(body) for (body,) in after])
+            return version, project(ids, named, [decode(session_id, seq, body) for seq, body in after])
 
     def _version(self, db: sqlite3.Connection, session_id: str) -> int:
+        check_session(session_id)
         row = db.execute(
             "SELECT (SELECT max(seq) FROM events WHERE session_id = s.id) FROM sessions s "
             "WHERE s.id = ?",
@@ -219,37 +220,3 @@ class _reading:
 
     def __exit__(self, *exc):
         self.db.execute("COMMIT")
-
-
-def _encode(event: Event) -> str:
-    return json.dumps(
-        {
-            "id": event.id,
-            "type": event.type.value,
-            "synthetic": event.synthetic,
-            "timestamp": event.timestamp,
-            "message": asdict(event.message) if event.message else None,
-            "payload": asdict(event.payload) if event.payload else None,
-        }
-    )
-
-
-def _decode(body: str) -> Event:
-    data = json.loads(body)
-    message = data["message"]
-    if message is not None:
-        calls = tuple(ToolCall(**call) for call in message.pop("tool_calls"))
-        message = Message(**message, tool_calls=calls)
-    payload = data["payload"]
-    if payload is not None:
-        payload = CompactionBoundary(
-            **{key: tuple(value) if isinstance(value, list) else value for key, value in payload.items()}
-        )
-    return Event(
-        EventType(data["type"]),
-        message=message,
-        payload=payload,
-        synthetic=data["synthetic"],
-        id=data["id"],
-        timestamp=data["timestamp"],
-    )

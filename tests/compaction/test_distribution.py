@@ -49,6 +49,9 @@ def test_the_engine_wheel_installs_alone_into_an_empty_virtualenv(engine_wheel, 
     # no analyzer module, no third-party package: the one import a fix adds runs, without warnings
     assert _run(python, "-c", FIXED_CODE, cwd=tmp_path).split() == ["7", "system", "a29"]
     assert [p.name for p in env.glob("lib/python*/site-packages/chatbound/*")] == ["compaction"]
+    # the PostgreSQL store is an extra: asking for it without psycopg says what to install
+    missing = subprocess.run([python, "-c", "from chatbound.compaction import PostgresEventStore"], capture_output=True, text=True)
+    assert "pip install 'chatbound-compaction[postgres]'" in missing.stderr.splitlines()[-1]
 
 
 def test_the_analyzer_depends_on_this_very_engine():

@@ -1,4 +1,6 @@
-"""The store contract, run on both stores: append-only, version-checked, projected on read."""
+"""The store contract, one suite run on all three stores: append-only, version-checked, projected on read."""
+
+import sqlite3
 
 import pytest
 
@@ -15,6 +17,7 @@ from chatbound.compaction import (
 )
 
 from .builders import A, T, U, contents
+from .workers import open_store
 
 
 def test_append_returns_the_new_version_and_log_keeps_order(store):
@@ -33,6 +36,7 @@ def test_events_come_back_equal_to_what_was_stored(store):
         Event.of(call),
         Event.of(Message("tool", "hit", tool_call_id="c1", name="search")),
         Event.of(Message("user", "shadow"), synthetic=True),
+        Event.of(Message("user", "a NUL \0, a quote ', émoji 🙂 and \\u0000")),
         Event(EventType.COMPACTION, payload=CompactionBoundary(("a",), ("b",), ("c", "d"), 3, 42)),
     ]
     store.append("s", events, 0)
@@ -62,6 +66,51 @@ def test_an_event_id_already_in_the_log_is_rejected_and_nothing_is_written(store
         with pytest.raises(ValueError, match="events"):
             store.append("s", batch, 1)
     assert store.log("s") == [u1]
+
+
+BAD_CALLS = {
+    "append a non-event": lambda store: store.append("s", [U("u1")], 0),
+    "append an event without an id": lambda store: store.append("s", [Event(EventType.MESSAGE, U("u"), id="")], 0),
+    "a negative version": lambda store: store.append("s", [], -1),
+    "a version that is a bool": lambda store: store.append("s", [], True),
+    "a version that is a string": lambda store: store.append("s", [], "0"),
+    "a session id that is a number": lambda store: store.append(7, [], 0),
+    "an empty session id": lambda store: store.create(""),
+    "a session id with NUL": lambda store: store.create("a\0b"),
+    "a session id of None": lambda store: store.view(None),
+}
+
+
+@pytest.mark.parametrize("call", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_invalid_arguments_are_value_errors_and_write_nothing(store, call):
+    store.create("s")
+    with pytest.raises(ValueError, match="events|expected_version|session_id"):
+        call(store)
+    assert store.log("s") == []
+
+
+def corrupt(target, position):
+    """Overwrite the stored body of the event at ``position`` of session "s" with a non-event."""
+    if target[0] == "sqlite":
+        with sqlite3.connect(target[1]) as db:
+            db.execute("UPDATE events SET body = '{\"id\": 1}' WHERE session_id = 's' AND seq = ?", (position,))
+        return
+    import psycopg
+
+    with psycopg.connect(target[1]) as db:
+        db.execute(f'UPDATE "{target[2]}".events SET body = \'not json\' WHERE session_id = \'s\' AND position = %s', (position,))
+
+
+@pytest.mark.parametrize("read", ["log", "view", "snapshot"])
+def test_a_malformed_row_is_one_value_error_naming_session_and_position(target, read):
+    store = open_store(target)
+    store.create("s")
+    store.append("s", [Event.of(U("u1")), Event.of(A("a1")), Event.of(U("u2"))], 0)
+    corrupt(target, 2)
+    with pytest.raises(ValueError, match=r"session 's', position 2: the stored event is malformed"):
+        getattr(store, read)("s")
+    if hasattr(store, "close"):
+        store.close()
 
 
 def test_append_to_an_unknown_session_is_a_value_error(store):

@@ -1,0 +1,139 @@
+"""What only the PostgreSQL store has: a schema of its own, a pool, and connections that can drop."""
+
+import random
+import threading
+import uuid
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="PostgreSQL tests need psycopg, the analyzer's test extra")
+from psycopg_pool import ConnectionPool  # noqa: E402
+
+from chatbound.compaction import Event, PostgresEventStore  # noqa: E402
+from chatbound.compaction.postgres import SCHEMA_VERSION  # noqa: E402
+
+from .builders import A, U, contents  # noqa: E402
+
+
+@pytest.fixture
+def schema():
+    return f"test_{uuid.uuid4().hex[:12]}"
+
+
+def sql(uri, statement, *params):
+    with psycopg.connect(uri, autocommit=True) as db:
+        cursor = db.execute(statement, params or None)
+        return cursor.fetchall() if cursor.description else None
+
+
+def test_first_use_creates_the_schema_at_its_version_and_a_second_store_keeps_the_data(postgres_uri, schema):
+    with PostgresEventStore(postgres_uri, schema=schema) as store:
+        store.create("s")
+        store.append("s", [Event.of(U("u1"))], 0)
+    assert sql(postgres_uri, f'SELECT version FROM "{schema}".schema_version') == [(SCHEMA_VERSION,)]
+    with PostgresEventStore(postgres_uri, schema=schema) as again:
+        assert contents(again.log("s")) == ["u1"]
+    assert sql(postgres_uri, f'SELECT count(*) FROM "{schema}".schema_version') == [(1,)]
+
+
+def test_a_schema_newer_than_the_library_is_refused_by_name(postgres_uri, schema):
+    PostgresEventStore(postgres_uri, schema=schema).close()
+    sql(postgres_uri, f'UPDATE "{schema}".schema_version SET version = %s', SCHEMA_VERSION + 1)
+    with pytest.raises(RuntimeError, match=f"schema '{schema}' is at version {SCHEMA_VERSION + 1}"):
+        PostgresEventStore(postgres_uri, schema=schema)
+
+
+def test_stores_opened_at_once_on_a_new_schema_create_it_once(postgres_uri, schema):
+    errors, stores = [], []
+
+    def open_one():
+        try:
+            stores.append(PostgresEventStore(postgres_uri, schema=schema))
+        except Exception as error:  # noqa: BLE001 - collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(stores) == 4
+    for store in stores:
+        store.close()
+
+
+def test_a_pool_passed_in_is_used_and_left_open(postgres_uri, schema):
+    pool = ConnectionPool(postgres_uri, min_size=1, max_size=2, open=True)
+    store = PostgresEventStore(pool, schema=schema)
+    store.create("s")
+    store.append("s", [Event.of(U("u1")), Event.of(A("a1"))], 0)
+    store.close()
+    assert not pool.closed
+    assert contents(PostgresEventStore(pool, schema=schema).view("s")) == ["u1", "a1"]
+    pool.close()
+
+
+@pytest.mark.parametrize("pool, schema", [(42, "chatbound"), (None, "chatbound"), ("postgresql://", "")])
+def test_a_bad_pool_or_schema_is_a_value_error(pool, schema):
+    with pytest.raises(ValueError, match="pool|schema"):
+        PostgresEventStore(pool, schema=schema)
+
+
+def test_a_connection_killed_inside_the_append_writes_nothing(postgres_uri, schema):
+    """The server ends the append's own connection after the version moved and one row was written."""
+    with PostgresEventStore(postgres_uri, schema=schema) as store:
+        store.create("s")
+        store.append("s", [Event.of(U("u1"))], 0)
+        sql(
+            postgres_uri,
+            f"""CREATE FUNCTION "{schema}".drop_connection() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.position = 3 THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER drop_connection AFTER INSERT ON "{schema}".events
+                FOR EACH ROW EXECUTE FUNCTION "{schema}".drop_connection();""",
+        )
+        with pytest.raises(psycopg.OperationalError):
+            store.append("s", [Event.of(A("a1")), Event.of(U("u2")), Event.of(A("a2"))], 1)
+        assert store.version("s") == 1 and contents(store.log("s")) == ["u1"]
+        sql(postgres_uri, f'DROP TRIGGER drop_connection ON "{schema}".events')
+        assert store.append("s", [Event.of(A("a1"))], 1) == 2  # the pool replaced the dead connection
+
+
+def test_connections_killed_at_random_leave_every_batch_whole_or_absent(postgres_uri, schema):
+    """Another connection ends the writer's connections while it appends batches of five."""
+    victim = postgres_uri + "&application_name=victim"
+    done, outcomes = threading.Event(), {}
+
+    def kill():
+        while not done.is_set():
+            sql(postgres_uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'")
+            done.wait(random.uniform(0.0, 0.01))
+
+    with PostgresEventStore(victim, schema=schema) as store:
+        store.create("s")
+        killer = threading.Thread(target=kill)
+        killer.start()
+        try:
+            for batch in range(40):
+                events = [Event.of(U(f"{batch}.{n}")) for n in range(5)]
+                try:
+                    store.append("s", events, store.version("s"))
+                    outcomes[batch] = "appended"
+                except psycopg.OperationalError:
+                    outcomes[batch] = "dropped"
+        finally:
+            done.set()
+            killer.join()
+    with PostgresEventStore(postgres_uri, schema=schema) as reader:  # the writer's idle connections may be dead
+        log = contents(reader.log("s"))
+    batches = [log[n : n + 5] for n in range(0, len(log), 5)]
+    stored = []
+    for texts in batches:  # whole: five messages of one batch, in order
+        batch = texts[0].split(".")[0]
+        assert texts == [f"{batch}.{n}" for n in range(5)]
+        stored.append(int(batch))
+    assert stored == sorted(set(stored))
+    assert {b for b, outcome in outcomes.items() if outcome == "appended"} <= set(stored)
+    assert "dropped" in outcomes.values(), "the killer never hit an append: the test proved nothing"
