@@ -7,9 +7,11 @@ history is no longer flagged; `--diff` shows the same change; negatives are byte
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import shutil
+import sys
 from itertools import repeat
 from pathlib import Path
 
@@ -104,8 +106,9 @@ def test_every_safe_fix_is_applied_and_only_those_files_change(fixed_copy):
     safe = {f.path for f in findings if f.fix is not None and f.fix.safe}
     old, new = _sources(before), _sources(after)
     changed = {path for path in old if old[path] != new[path]}
-    assert changed == safe | {"requirements.txt"}
-    assert new["requirements.txt"].decode() == REQUIREMENTS + "chatbound-compaction>=0.1.0\n"  # declared once
+    declarations = {path for path in old if path.endswith("requirements.txt")}  # the shared one and the apps' own
+    assert changed == safe | declarations
+    assert all(new[path].decode() == old[path].decode() + "chatbound-compaction>=0.1.0\n" for path in declarations)
     assert len(safe) >= 10
     assert "not applied" not in output
     assert set(new) == set(old)  # no temporary files left behind
@@ -217,3 +220,24 @@ def test_the_run_still_exits_1_when_unfixable_findings_are_left(tmp_path):
     assert fixed.exit_code == 1
     assert "chain.py:7:" in fixed.output and "service.py" not in fixed.output
     assert fixed.output.splitlines()[-1].endswith("Fixed 1 finding.")
+
+
+def test_a_fixed_file_imports_nothing_new_that_its_project_does_not_declare(fixed_copy):
+    # The single-file fixtures share the copy's requirements.txt; fixtures/apps/* have their own.
+    # A package a fix imports first is declared in the nearest one (the SDKs the files imported
+    # before are the apps' business); fixtures/apps/helpdesk is also installed and run in
+    # test_fixed_app_runs.py.
+    _, before, after, _, _ = fixed_copy
+    for path in (p for p in _sources(after) if p.endswith(".py")):
+        new = _top_packages((after / path).read_text()) - _top_packages((before / path).read_text()) - sys.stdlib_module_names
+        folder = next(p for p in (after / path).parents if (p / "requirements.txt").exists())
+        declared = {line.split(">")[0].split("=")[0].replace("-", ".") for line in (folder / "requirements.txt").read_text().split()}
+        assert {f"chatbound.{name}" if name == "compaction" else name for name in new} <= declared, path
+
+
+def _top_packages(code: str) -> set[str]:
+    """The packages a module imports from (chatbound's by subpackage: chatbound.compaction is its own)."""
+    tree = ast.parse(code)
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    return {name.split(".")[1] if name.startswith("chatbound.") else name.split(".")[0] for name in names}
