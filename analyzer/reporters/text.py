@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import linecache
+from dataclasses import replace
 
 import click
 
@@ -11,20 +12,47 @@ from ..notebooks import source_line
 from ..runner import RunResult
 
 MAX_SHOWN = 160  # characters of a source line shown under a finding
+MAX_SPAN_LINES = 8  # lines of a multi-line span shown; a longer one loses its middle
 COLOURS = {Severity.HIGH: "red", Severity.MEDIUM: "yellow", Severity.LOW: "blue"}
 
 
-def _caret(finding: Finding, line: str, colour: bool) -> list[str]:
-    number = str(finding.span.line)
-    pad = " " * len(number)
-    start = finding.span.col - 1
-    end = finding.span.end_col - 1 if finding.span.end_line == finding.span.line else len(line)
-    if len(line) > MAX_SHOWN:  # a generated or minified line: show its start, clip the carets
-        line = line[:MAX_SHOWN] + " ..."
-        start, end = min(start, MAX_SHOWN), min(end, MAX_SHOWN)
-    carets = "^" * max(1, end - start)
+def _source(finding: Finding, number: int) -> str:
+    """Line ``number`` of the finding's file (or cell), tabs shown as one space."""
+    if finding.span.cell:
+        return source_line(finding.path, replace(finding.span, line=number)).expandtabs(1)
+    return linecache.getline(finding.path, number).rstrip("\r\n").expandtabs(1)
+
+
+def _shown_lines(span) -> list[int | None]:
+    """The lines of a span to show, None where the middle of a long span is left out."""
+    numbers = list(range(span.line, span.end_line + 1))
+    if len(numbers) <= MAX_SPAN_LINES:
+        return numbers
+    return [*numbers[: MAX_SPAN_LINES - 3], None, *numbers[-2:]]
+
+
+def _caret(finding: Finding, colour: bool) -> list[str]:
+    """The span's lines, each marked under the part the span covers (as rustc and ruff mark a
+    multi-line span: every line, not only the first)."""
+    span = finding.span
+    width = len(str(span.end_line))
+    pad = " " * width
     style = (lambda s: click.style(s, fg=COLOURS[finding.severity], bold=True)) if colour else str
-    return [f"{pad} |", f"{number} | {line}", f"{pad} | {' ' * start}{style(carets)}"]
+    out = [f"{pad} |"]
+    for number in _shown_lines(span):
+        if number is None:
+            out.append("...")
+            continue
+        line = _source(finding, number)
+        start = span.col - 1 if number == span.line else len(line) - len(line.lstrip())
+        end = span.end_col - 1 if number == span.end_line else len(line)
+        if len(line) > MAX_SHOWN:  # a generated or minified line: show its start, clip the carets
+            line = line[:MAX_SHOWN] + " ..."
+            start, end = min(start, MAX_SHOWN), min(end, MAX_SHOWN)
+        out.append(f"{number:>{width}} | {line}".rstrip())
+        if line.strip() or number == span.line:
+            out.append(f"{pad} | {' ' * start}{style('^' * max(1, end - start))}")
+    return out
 
 
 def render_finding(finding: Finding, colour: bool) -> list[str]:
@@ -36,13 +64,10 @@ def render_finding(finding: Finding, colour: bool) -> list[str]:
         rule = click.style(rule, fg=COLOURS[finding.severity], bold=True)
     tag = " [suppressed]" if finding.suppressed is not None else ""
     lines = [f"{head} {rule} {finding.message}{tag}"]
-    if span.cell:
-        source = source_line(finding.path, span)
-    else:
+    if not span.cell:
         linecache.checkcache(finding.path)  # the file may have changed since an earlier run in this process
-        source = linecache.getline(finding.path, span.line).rstrip("\r\n")
-    if source:
-        lines += _caret(finding, source.expandtabs(1), colour)
+    if _source(finding, span.line):
+        lines += _caret(finding, colour)
     for related in finding.related:
         lines.append(f"  = note: {finding.path}:{related.span.where}: {related.message}")
     for extra in finding.properties.get("notes", ()):
