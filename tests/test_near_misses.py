@@ -133,6 +133,13 @@ RULES = {rule.ID: rule for rule in all_rules()}
 CASES = [(rule_id, name, code) for rule_id, cases in NEAR_MISSES.items() for name, code in cases.items()]
 
 
+@pytest.mark.xfail(strict=True, reason="known gap: a constant named like a system prompt is flagged with no send "
+                   "in sight (the send is often in another module: the project pass's question)")
+def test_a_prompt_constant_that_no_model_receives_is_not_a_finding():
+    code = 'SYSTEM_PROMPT = """' + LONG + '"""\nprint(SYSTEM_PROMPT)\n'
+    assert analyze_source(code, "app.py", [RULES["PROMPT-OVERSIZED-SYSTEM"]], {}).findings == []
+
+
 def test_every_rule_has_near_misses():
     assert set(NEAR_MISSES) == set(RULES)
 
