@@ -1,6 +1,6 @@
 """How fast chatbound checks a big tree, against a bare LibCST parse and agentguard-lint.
 
-    pip install -e '.[bench]' && python benchmarks/scan.py [--keep CORPUS_DIR]
+    pip install ./analyzer/compaction '.[bench]' && python benchmarks/scan.py [--keep CORPUS_DIR]
 
 The corpus is real Python copied into a temporary folder: this interpreter's standard
 library (without its test suites) and the installed chat SDKs and frameworks (openai,
@@ -54,7 +54,7 @@ def _sources() -> list[tuple[str, Path]]:
     for package in PACKAGES:
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
-            sys.exit(f"{package} is not installed: pip install -e '.[bench]'")
+            sys.exit(f"{package} is not installed: pip install ./analyzer/compaction '.[bench]'")
         roots.append((package.replace(".", "_"), Path(list(spec.submodule_search_locations)[0])))
     return roots
 
@@ -139,7 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     agentguard = shutil.which("agentguard", path=str(Path(sys.executable).parent))
     if agentguard is None:
-        sys.exit("agentguard-lint is not installed: pip install -e '.[bench]'")
+        sys.exit("agentguard-lint is not installed: pip install ./analyzer/compaction '.[bench]'")
     chatbound = [sys.executable, "-m", "chatbound", "check", "--exit-zero", "--output-format", "json"]
 
     with tempfile.TemporaryDirectory(prefix="chatbound-bench-") as temporary:
