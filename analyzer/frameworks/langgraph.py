@@ -127,8 +127,8 @@ def _graph(facts) -> Graph:
             found.tools = True
     for klass in facts.nodes.classes:  # in source order: a subclass after its base
         bases = [base.value for base in klass.bases if facts.code(base.value) in found.states]
-        own = [small for statement in klass.body.body for small in getattr(statement, "body", ())
-               if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+        own = [small for statement in klass.body.body if isinstance(statement, cst.SimpleStatementLine)
+               for small in statement.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
                and re.search(r"\badd_messages\b", facts.code(small.annotation.annotation))]
         if bases or own:
             found.states.add(klass.name.value)
