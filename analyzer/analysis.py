@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper
 from .fixes import attach_fixes
 from .findings import FileError, FileResult, Finding, one_line
 from .precheck import nesting_problem
+from .project.model import Linked
 from .projection import attach_projections
 from .rule import Rule, RuleContext
 from .suppressions import apply_suppressions, bare_warnings, read_suppressions
@@ -130,25 +131,27 @@ def analyze_source(
     rules: Sequence[type[Rule]],
     options: dict[str, Any] | None = None,
     directory: str = "",
+    project: Linked | None = None,
 ) -> FileResult:
-    """Findings for one file, or an error naming the cause; never raises for bad input."""
+    """Findings for one file, or an error naming the cause; never raises for bad input.
+    `project` is what the project pass linked for it (the functions of other modules it calls)."""
     result = FileResult(path)
     too_deep = nesting_problem(source)  # LibCST's native parser would crash the process
     if too_deep:
         result.error = FileError(path, too_deep)
         return result
     with no_gc():
-        return _analyze(source, path, rules, options, directory, result)
+        return _analyze(source, path, rules, options, directory, result, project)
 
 
-def _analyze(source, path, rules, options, directory, result: FileResult) -> FileResult:
+def _analyze(source, path, rules, options, directory, result: FileResult, project=None) -> FileResult:
     try:
         module = parse(source)
     except Exception as exc:  # one bad file must never stop the run
         result.error = FileError(path, describe_error(exc, source))
         return result
     try:
-        context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory)
+        context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory, project=project)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         if rules:
             visitors = [rule(context) for rule in rules]

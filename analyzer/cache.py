@@ -91,7 +91,9 @@ def _file_hash(path: str) -> str | None:
 class Cache:
     def __init__(self, root: Path, key: str) -> None:
         self.base = root / CACHE_DIR
+        self.key = key
         self.folder = self.base / key
+        self._hashes: dict[str, str | None] = {}  # content hashes of the files this run read or checked
         self._skipped: set[str] | None = None  # read on first use
         self._new_skips: list[str] = []
 
@@ -99,9 +101,17 @@ class Cache:
     def open(cls, root: Path, select: Iterable[str], ignore: Iterable[str], options: dict[str, Any]) -> "Cache":
         return cls(root, run_key(select, ignore, options))
 
-    @staticmethod
-    def _key(shown: str, source: bytes) -> str:
-        return _digest(shown.encode("utf-8", "surrogatepass"), source)
+    def _key(self, shown: str, source: bytes) -> str:
+        content = hashlib.sha256(source).digest()
+        self._hashes.setdefault(os.path.abspath(shown), content.hex())  # for the results that rest on it
+        named = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).digest()
+        return hashlib.sha256(named + content).hexdigest()
+
+    def _hash(self, path: str) -> str | None:
+        """A file's content hash, read once per run (those the run read are known already)."""
+        if path not in self._hashes:
+            self._hashes[path] = _file_hash(path)
+        return self._hashes[path]
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pickle"
@@ -125,7 +135,7 @@ class Cache:
             return None
         if not isinstance(result, FileResult) or not isinstance(data_files, dict):
             return None
-        if any(_file_hash(path) != digest for path, digest in data_files.items()):
+        if any(self._hash(path) != digest for path, digest in data_files.items()):
             return None
         return result
 
@@ -133,8 +143,23 @@ class Cache:
         """Store atomically; a cache that cannot be written only costs speed."""
         entry = self._entry(self._key(shown, source))
         try:
-            data = pickle.dumps((result, {path: _file_hash(path) for path in result.data_files}), protocol=5)
+            rests_on = [*result.data_files, *result.modules]
+            data = pickle.dumps((result, {path: self._hash(path) for path in rests_on}), protocol=5)
             self._write(entry, data)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+    def summary(self, digest: str) -> Any:
+        """A module summary kept by its content hash (chatbound.project), or None."""
+        try:
+            found = _Unpickler(io.BytesIO((self.folder / "summaries" / f"{digest}.pickle").read_bytes())).load()
+        except Exception:  # missing or unreadable: summarise again
+            return None
+        return found if dataclasses.is_dataclass(found) else None
+
+    def put_summary(self, digest: str, summary: Any) -> None:
+        try:
+            self._write(self.folder / "summaries" / f"{digest}.pickle", pickle.dumps(summary, protocol=5))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 

@@ -48,10 +48,12 @@ class Span:
 
 @dataclass(frozen=True)
 class Related:
-    """A secondary location: where a history is defined, grown, or handed off."""
+    """A secondary location: where a history is defined, grown, or handed off; `path` names
+    another module (the project model), empty for the finding's own file."""
 
     span: Span
     message: str
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     data_files: list[str] = field(default_factory=list)  # read by rules: a cached result depends on them
     parsed: bool = True  # False: the pre-check skipped the file (only a syntax check ran)
+    modules: list[str] = field(default_factory=list)  # other modules the result rests on (the project model)
+    project_seconds: float = 0.0  # the project pass's cost for this file in the run that made it
     transient: bool = False  # an outcome of this run, not of the file (its worker died): never cached
 
 

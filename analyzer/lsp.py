@@ -30,7 +30,7 @@ from pygls.workspace import TextDocument
 from . import __version__
 from .config import ConfigError, load_settings
 from .discovery import discover
-from .findings import Finding, Severity, Span
+from .findings import Finding, Related, Severity, Span
 from .noqa import commented_lines
 from .notebooks import Notebook, NotebookError, python_lines
 from .registry import rule_by_id
@@ -128,11 +128,22 @@ def diagnostic(finding: Finding, locate) -> types.Diagnostic:
         code_description=types.CodeDescription(href=rule.help_url()) if rule else None,
         source="chatbound",
         related_information=[
-            types.DiagnosticRelatedInformation(location=locate(r.span), message=r.message)
+            types.DiagnosticRelatedInformation(location=related_location(r, locate), message=r.message)
             for r in finding.related
         ] or None,
         data={"fingerprint": finding.fingerprint},
     )
+
+
+def related_location(related: Related, locate) -> types.Location:
+    """In the checked document, or in the other module it names (placed without that file's
+    text: code points as UTF-16 units, exact for the ASCII code such places nearly always are)."""
+    if not related.path:
+        return locate(related.span)
+    span = related.span
+    points = types.Range(start=types.Position(line=span.line - 1, character=span.col - 1),
+                         end=types.Position(line=span.end_line - 1, character=span.end_col - 1))
+    return types.Location(uri=(Path.cwd() / related.path).resolve().as_uri(), range=points)
 
 
 def publish(ls: ChatboundServer, uri: str) -> None:

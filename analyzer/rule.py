@@ -24,6 +24,7 @@ from libcst.metadata import (
 
 from .findings import Finding, Fix, Related, Severity, Span
 from .positions import Positions
+from .project.model import Linked, Place
 from .scopes import scopes
 from .visitors import parents
 
@@ -69,6 +70,7 @@ class RuleContext:
     findings: list[Finding] = field(default_factory=list)
     directory: str = ""  # the file's folder, absolute, for data files it reads by literal path
     data_files: list[str] = field(default_factory=list)  # data files read, so a cached result can be checked
+    project: Linked | None = None  # what the project pass linked for this file (chatbound.project)
 
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -152,6 +154,11 @@ class Rule(cst.BatchableCSTVisitor):
     # passes it (the stdlib parse is several times cheaper and doubles as the syntax check).
     may_report_tree: ClassVar[Callable[[ast.Module, dict[str, Any]], bool] | None] = None
 
+    # True for a rule that reads what the project pass linked (`RuleContext.project`): it also
+    # runs on a file whose own triggers do not occur but whose imports offer a send or a
+    # history, and its triggers tell which modules may offer one (see chatbound.project).
+    CROSS_MODULE: ClassVar[bool] = False
+
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
         self.context = context
@@ -199,7 +206,10 @@ class Rule(cst.BatchableCSTVisitor):
         pos = self.get_metadata(PositionProvider, node)
         return Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
 
-    def related(self, node: cst.CSTNode, message: str) -> Related:
+    def related(self, node: cst.CSTNode | Place, message: str) -> Related:
+        """A related location: a node of this file, or a place in another module."""
+        if isinstance(node, Place):
+            return Related(node.span, message, node.path)
         return Related(self.span(node), message)
 
     def report(

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import stat
 import sys
+import time
 import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -27,6 +28,7 @@ from .cache import Cache
 from .config import Settings, check_options
 from .dependencies import with_declared_engine
 from .discovery import below, discover
+from .project.model import Linked
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
 from .registry import matches, select_rules
@@ -38,6 +40,9 @@ MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are repo
 PARALLEL_MIN_BYTES = 512 * 1024  # less to parse than this runs in this process
 POOL_PRECHECK_BYTES = 8 * 1024 * 1024  # more to pre-check than this is pre-checked in the pool too
 PROGRESS_MIN_FILES = 200
+# Larger trees are checked one module at a time: the project pass's summaries cost too much there
+# for now (see docs/project-model.md)
+PROJECT_MAX_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -48,6 +53,8 @@ class RunResult:
     files: int = 0
     parsed: list[str] = field(default_factory=list)  # files parsed by LibCST in this run
     cached: int = 0  # files whose result came from the cache
+    linked: int = 0  # files the project pass linked through their imports
+    project_seconds: float = 0.0  # spent by the project pass (linking, summaries), over all processes
 
     @property
     def active(self) -> list[Finding]:
@@ -66,6 +73,8 @@ class _Job:
     narrowed: bool  # True: `rules` are already those whose triggers occur in the file
     valid: bool = False  # True: CPython parsed the file while narrowing (no syntax check left)
     cells: Cells | None = None  # a notebook: `source` is its joined code, placed back in cells
+    project: tuple[str, str] | None = None  # (root, cache key): link the file through its imports
+    linked: Linked | None = None  # what the project pass linked for it (chatbound.project)
 
 
 def display_path(path: Path, cwd: str = "") -> str:
@@ -170,9 +179,11 @@ def run(
     outcomes: list[FileResult | None] = [None] * len(found.files)
     misses: list[tuple[int, Path, str, bytes]] = []
     cwd = os.getcwd()
+    read_bytes = 0
     for index, path in enumerate(found.files):
         shown = display_path(path, cwd)
         source = read_source(path, shown)
+        read_bytes += len(source) if isinstance(source, bytes) else 0
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
         elif store is not None and (hit := store.get(shown, source)) is not None:
@@ -184,11 +195,14 @@ def run(
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
+    # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full on cold and warm runs alike)
+    small = read_bytes <= PROJECT_MAX_BYTES
+    project = (str(settings.root), store.key if store is not None else "") if small else None
     jobs: list[_Job] = []
     done: list[tuple[_Job, FileResult]] = []
     notebooks: dict[int, bytes] = {}  # a notebook's own bytes, which key its cache entry
     for index, path, shown, source in misses:
-        job = _Job(index, shown, str(path.resolve().parent), source, rules, not precheck)
+        job = _Job(index, shown, str(path.resolve().parent), source, rules, not precheck, project=project)
         if is_notebook(shown):
             notebooks[index] = source
         opened = _notebook_job(job) if is_notebook(shown) else job
@@ -197,8 +211,8 @@ def run(
         else:
             jobs.append(opened)
     if sum(len(job.source) for job in jobs) < POOL_PRECHECK_BYTES:  # pre-check here: start a pool only to parse
-        narrowed = [_narrowed(job, options) for job in jobs]
-        done += [(job, _skipped(job)) for job in narrowed if not job.rules]
+        narrowed = [_prepared(job, options) for job in jobs]
+        done += [(job, _check_job(job, options)) for job in narrowed if not job.rules]
         jobs = [job for job in narrowed if job.rules]
 
     with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
@@ -207,11 +221,13 @@ def run(
         if job.cells is not None:
             file_result = in_cells(file_result, job.cells)
         outcomes[job.index] = file_result
+        result.linked += bool(file_result.modules)
+        result.project_seconds += file_result.project_seconds
         if file_result.parsed:
             result.parsed.append(job.shown)
         if store is not None and not file_result.transient:  # the same bytes give the same error too
             source = notebooks.get(job.index, job.source)
-            if file_result.parsed or file_result.error is not None or file_result.warnings:
+            if file_result.parsed or file_result.error is not None or file_result.warnings or file_result.modules:
                 store.put(job.shown, source, file_result)
             else:
                 store.skip(job.shown, source)
@@ -308,13 +324,45 @@ def _skipped(job: _Job) -> FileResult:
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
 
-def _check_job(job: _Job, options: dict) -> FileResult:
-    job = _narrowed(job, options)
-    if not job.rules:
-        return _skipped(job)
-    from .analysis import analyze_source
+def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
+    """The job linked through its imports when a cross-module rule may need it: one that runs
+    on the file anyway, or a file that grows something and speaks of messages or a history
+    (`may_import_chat`), which may hand it to an imported function. A file whose imports offer something runs the cross-module
+    rules; its result rests on the modules it imports (`Linked.modules`)."""
+    cross = tuple(rule for rule in selected if rule.CROSS_MODULE)
+    if job.project is None or job.linked is not None or job.cells is not None or not cross:
+        return job
+    from .project.index import may_import_chat, project_index
 
-    return analyze_source(job.source, job.shown, job.rules, options, directory=job.directory)
+    if not set(cross) & set(job.rules) and not may_import_chat(job.source):
+        return job
+    index = project_index(*job.project, cross, options)
+    start = time.perf_counter()
+    linked = index.link(os.path.join(job.directory, os.path.basename(job.shown)), job.source)
+    linked = replace(linked, seconds=time.perf_counter() - start)
+    rules = job.rules
+    if linked.functions:
+        rules = tuple(rule for rule in selected if rule in job.rules or rule in cross)
+    return replace(job, linked=linked, rules=rules)
+
+
+def _prepared(job: _Job, options: dict) -> _Job:
+    """Narrowed by the pre-check, then linked by the project pass."""
+    return _linked(_narrowed(job, options), job.rules, options)
+
+
+def _check_job(job: _Job, options: dict) -> FileResult:
+    job = _prepared(job, options)
+    modules = list(job.linked.modules) if job.linked is not None else []
+    if not job.rules:
+        result = _skipped(job)
+    else:
+        from .analysis import analyze_source
+
+        result = analyze_source(job.source, job.shown, job.rules, options, directory=job.directory, project=job.linked)
+    result.modules = modules
+    result.project_seconds = job.linked.seconds if job.linked is not None else 0.0
+    return result
 
 
 def _analyze_chunk(jobs: Sequence[_Job], options: dict) -> list[FileResult]:

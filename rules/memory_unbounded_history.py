@@ -10,9 +10,11 @@ from chatbound import frameworks
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
+from chatbound.histories.growth import growth_label
 from chatbound.memory_fixes import CHAT_SENDS, trims_chat
 from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
 from chatbound.messages import callee_name, is_bounding_name, is_count_slice, is_whole_slice, string
+from chatbound.project.model import Place
 from chatbound.rule import Invalid, Related
 from chatbound.sinks import dotted, keyword, triggers
 
@@ -58,16 +60,6 @@ def _compacts(arg: cst.Arg | None) -> bool:
     return False
 
 
-def growth_label(facts: ChatFacts, site: cst.CSTNode) -> str:
-    if isinstance(site, cst.Call):
-        return f"`{callee_name(site)}()`"
-    if isinstance(site, cst.AugAssign):
-        return "`+=`"
-    if isinstance(site, cst.FunctionDef):
-        return "the chat UI"
-    return "reassignment"
-
-
 class MemoryUnboundedHistory(ChatRule):
     r"""
     ## What it does
@@ -103,6 +95,11 @@ class MemoryUnboundedHistory(ChatRule):
     summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
     included, also when a helper sends it), a helper that picks messages in a loop that stops
     early (a token budget), a history only displayed or stored, and lists that are not chat.
+
+    Across modules (docs/project-model.md): a history handed to a function of another module
+    that sends it whole, or returned whole by a class of another module that grows it and never
+    trims it, is flagged where it is sent, with the places in the other module (the model
+    call, the definition, the growth) as related locations.
 
     The finding points at the history expression in the call, with the definition and every
     growth site as related locations. It carries a cost projection: the tokens sent at turn 50
@@ -215,6 +212,7 @@ class MemoryUnboundedHistory(ChatRule):
 
     ID = "MEMORY-UNBOUNDED-HISTORY"
     TRIGGERS = (*triggers(), *frameworks.TRIGGERS)  # the shape of a model call, a chat memory or a framework's
+    CROSS_MODULE = True  # a history sent by a function of another module, or kept by one
     NAME = "memory-unbounded-history"
     SEVERITY = Severity.HIGH
     SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."
@@ -983,16 +981,22 @@ class Mentor:
         label = facts.code(use.node)
         stored = history.storage.label
         growth = history.growth
-        how = history.growth_note or ", ".join(sorted({growth_label(facts, g) for g in growth}))
-        lines = sorted({self.span(g).line for g in growth if not isinstance(g, cst.FunctionDef)})
+        here = [g for g in growth if isinstance(g, cst.CSTNode)]
+        elsewhere = [g for g in growth if isinstance(g, Place)]  # a history another module keeps
+        how = history.growth_note or ", ".join(sorted({growth_label(g) for g in here} | {g.label for g in elsewhere}))
+        lines = sorted({self.span(g).line for g in here if not isinstance(g, cst.FunctionDef)})
         where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
+        if elsewhere:
+            where = f" (in {elsewhere[0].path}, line{'s' if len(elsewhere) > 1 else ''} "\
+                    f"{', '.join(str(g.span.line) for g in elsewhere)})"
         subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
         sliced = facts.parent(use.node)
+        whole = f"whole to {sink.api} (in {flow.elsewhere[0].path})" if flow.elsewhere else f"whole to {sink.api}"
         if isinstance(sliced, cst.Subscript) and sliced.value is use.node and is_whole_slice(sliced):
             sent = (f"is sent to {sink.api} as `{facts.code(sliced)}`, a slice that drops a fixed few items and "
                     "still grows with the session (it does not bound it)")
         else:
-            sent = f"is sent whole to {sink.api}"
+            sent = f"is sent {whole}"
         message = (
             f"{subject} is {KIND.get(history.storage.kind) or frameworks.KINDS.get(history.storage.kind, 'lasting state')}, "
             f"grows every turn by {how}{where} "
@@ -1006,6 +1010,8 @@ class Mentor:
         for node in growth:
             if not isinstance(node, cst.FunctionDef):
                 related.append(self.related(node, f"`{stored}` grows here"))
+        for place in flow.elsewhere:
+            related.append(self.related(place, f"`{label}` is sent whole to {sink.api} here"))
         framework = sink.framework
         suggestion = frameworks.ADVICE.get(history.storage.kind) or SUGGEST.get(framework) or (
             f"Send a bounded view and keep the history intact: `bounded_view({stored}, last_turns=10)` "

@@ -181,7 +181,7 @@ def test_json_output_matches_its_documented_schema(write):
     (finding,) = document["findings"]
     assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 46, 2, 53)
     assert finding["cell"] is None
-    assert finding["related"] == [{"message": "k is set here", "cell": None, "line": 1, "column": 9, "end_line": 1, "end_column": 11}]
+    assert finding["related"] == [{"message": "k is set here", "path": "app.py", "cell": None, "line": 1, "column": 9, "end_line": 1, "end_column": 11}]
     assert "TOP_K = 30 (line 1)" in finding["message"]
 
 

@@ -136,7 +136,7 @@ def test_json_output_carries_the_cell_as_ruff_does():
     jsonschema.validate(document, json.loads((ROOT / "docs" / "json-output.schema.json").read_text()))
     sales = next(f for f in document["findings"] if f["path"] == "sales_chat.ipynb")
     assert (sales["cell"], sales["line"], sales["column"], sales["end_line"], sales["end_column"]) == (3, 6, 69, 6, 76)
-    assert sales["related"][1] == {"message": "`history` grows here", "cell": 3, "line": 5, "column": 5,
+    assert sales["related"][1] == {"message": "`history` grows here", "path": "sales_chat.ipynb", "cell": 3, "line": 5, "column": 5,
                                    "end_line": 5, "end_column": 58}
     assert [(e["cell"], e["line"]) for e in sales["fix"]["edits"]] == [(3, 6), (2, 4)]
 

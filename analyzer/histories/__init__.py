@@ -14,6 +14,8 @@ one at a time, each answering one kind of question:
 - `uses`: `whole_history_in(expr)`, every whole history inside an expression.
 - `flows`: `sinks` (every model call), `sites()` and `flows()`, the (history, send site)
   pairs where a whole history reaches a model, through helpers that send a parameter too.
+- `imported`: the functions of other modules this file calls, as the project pass linked
+  them (`chatbound.project`): senders of a parameter, holders of a whole history.
 
 The words they answer in (`Storage`, `Use`, `History`, `Flow`) are in `vocabulary`.
 """
@@ -22,10 +24,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..project.model import Place
 from ..sinks import Sink
 from .bounds import BoundFacts, deleted, is_ring
 from .flows import FlowFacts
 from .growth import GROWTH_METHODS, GrowthFacts
+from .imported import ImportedFacts
 from .storage import INPUT_CALLS, StorageFacts
 from .stores import StoreFacts
 from .tree import ModuleTree, walk
@@ -38,12 +42,15 @@ __all__ = [
 ]
 
 
-class ChatFacts(FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, StoreFacts, ModuleTree):
+class ChatFacts(FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, StoreFacts, ImportedFacts, ModuleTree):
     """The chat facts of one module (see the module docstring for what each part answers)."""
 
     def __init__(self, rule: cst.BatchableCSTVisitor, nodes) -> None:
         self.rule = rule
         self.nodes = nodes
+        self.linked = getattr(rule.context, "project", None)  # what the project pass linked, if anything
+        self.sent_elsewhere: dict[int, Place] = {}  # call -> the model call in another module it reaches
+        self.imported_histories: dict[str, History] = {}
         self._ranks: dict[cst.CSTNode, int] | None = None  # see order()
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         for function in nodes.functions:

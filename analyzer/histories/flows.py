@@ -85,6 +85,7 @@ class FlowFacts:
                         argument = self.argument_for(call, function, param)
                         if argument is not None:
                             found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+        found.extend(self.imported_sites())
         return found
 
     def flows(self) -> list[Flow]:
@@ -94,11 +95,12 @@ class FlowFacts:
         for site, sink in self.sites():
             for arg in sink.content:
                 for use in self.whole_history_in(arg):
-                    history = self.histories.get(use.storage.key)
+                    history = self.histories.get(use.storage.key) or self.imported_histories.get(use.storage.key)
                     if history is None or (use.storage.key, id(site)) in seen:
                         continue
                     seen.add((use.storage.key, id(site)))
-                    out.append(Flow(history, sink, use, site))
+                    elsewhere = self.sent_elsewhere.get(id(site))
+                    out.append(Flow(history, sink, use, site, (elsewhere,) if elsewhere else ()))
         return out
 
     def rebuilt_before(self, flow: Flow) -> bool:
@@ -111,7 +113,7 @@ class FlowFacts:
         if function is None or id(function) in seen:
             return False
         for node in history.definitions:
-            if self.function_of(node) is not function or self.order(node) >= self.order(site):
+            if not isinstance(node, cst.CSTNode) or self.function_of(node) is not function or self.order(node) >= self.order(site):
                 continue
             conditional = any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function)
             outer = [loop for loop in self.loops_of(site) if id(loop) not in {id(l) for l in self.loops_of(node)}]

@@ -36,6 +36,17 @@ GROWTH_METHODS = frozenset(
 )
 
 
+def growth_label(site: cst.CSTNode) -> str:
+    """How a growth site grows its history, as a message says it."""
+    if isinstance(site, cst.Call):
+        return f"`{callee_name(site)}()`"
+    if isinstance(site, cst.AugAssign):
+        return "`+=`"
+    if isinstance(site, cst.FunctionDef):
+        return "the chat UI"
+    return "reassignment"
+
+
 # functions that run once to set a history up, not once per turn (few-shot examples, a reset)
 SETUP_FUNCTION = re.compile(
     r"^_*(init|post_init|attrs_post_init|model_post_init|setup|set_up|setUp|load|initiali[sz]e|configure|"

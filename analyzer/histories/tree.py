@@ -130,8 +130,12 @@ class ModuleTree:
         return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
 
     def argument_for(self, call: cst.Call, function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
-        params = self._params(function)
-        names = [p.name.value for p in params]
+        return self.argument_in(call, [p.name.value for p in self._params(function)], param)
+
+    @staticmethod
+    def argument_in(call: cst.Call, names, param: str) -> cst.BaseExpression | None:
+        """The argument of `call` that binds `param` of a function with parameters `names`."""
+        names = list(names)
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value

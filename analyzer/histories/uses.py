@@ -101,6 +101,9 @@ class UseFacts:
                         else:
                             uses.append(Use(use.storage, call, (use.node, *use.via)))
             return uses
+        imported = self.imported_uses(call)  # linked: the other module's dataflow decides, not the name
+        if imported is not None:
+            return imported
         if is_history_accessor(call):
             return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
         if NOT_HISTORY.search(name):

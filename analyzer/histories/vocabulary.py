@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..messages import CHAT_NAME
+from ..project.model import Place
 from ..sinks import Sink
 
 
@@ -59,5 +60,6 @@ class Flow:
     history: History
     sink: Sink
     use: Use
-    site: cst.Call  # the call where it enters: the sink, or a module helper that sends it
+    site: cst.Call  # the call where it enters: the sink, or a helper (of any module) that sends it
+    elsewhere: tuple[Place, ...] = ()  # the model call, when it is in another module
 

@@ -10,7 +10,7 @@ from .. import __version__
 from ..findings import Finding, Span
 from ..runner import RunResult
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: related locations name their path (another module, the project model)
 
 
 def _span(span: Span) -> dict[str, int | None]:
@@ -27,7 +27,7 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "path": finding.path,
         **_span(finding.span),
         "suggestion": finding.suggestion,
-        "related": [{"message": r.message, **_span(r.span)} for r in finding.related],
+        "related": [{"message": r.message, "path": r.path or finding.path, **_span(r.span)} for r in finding.related],
         "fingerprint": finding.fingerprint,
         "suppressed": finding.suppressed is not None,
         "suppression_reason": finding.suppressed,

@@ -143,7 +143,7 @@ def _result(finding: Finding, index: dict[str, int]) -> om.Result:
         message=om.Message(text=text),
         locations=[_location(finding.path, finding.span)],
         related_locations=[
-            _location(finding.path, r.span, r.message, id=i) for i, r in enumerate(finding.related, 1)
+            _location(r.path or finding.path, r.span, r.message, id=i) for i, r in enumerate(finding.related, 1)
         ] or None,
         partial_fingerprints={FINGERPRINT_KEY: finding.fingerprint},
         fixes=_fix(finding),

@@ -69,7 +69,7 @@ def render_finding(finding: Finding, colour: bool) -> list[str]:
     if _source(finding, span.line):
         lines += _caret(finding, colour)
     for related in finding.related:
-        lines.append(f"  = note: {finding.path}:{related.span.where}: {related.message}")
+        lines.append(f"  = note: {related.path or finding.path}:{related.span.where}: {related.message}")
     for extra in finding.properties.get("notes", ()):
         lines.append(f"  = note: {extra}")
     if finding.suggestion:

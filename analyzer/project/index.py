@@ -1,0 +1,214 @@
+"""The project pass: link module summaries through imports, one importing file at a time.
+
+`ProjectIndex.link(importer, source)` reads the file's imports (`imports`), finds the
+project files they name, and gives what the file sees of them (`Linked`): each imported
+function or method, keyed by the name the file's chat facts spell, with the parameters that
+reach a model whole (through any number of wrapper modules) and the whole history it
+returns. Re-exports are followed (`from .llm import chat` in a package's `__init__`).
+
+Summaries are computed lazily, only for modules a linked file imports and only when their
+bytes pass `may_export` (a cheap test: the shape of a model call, or a chat word); each is
+kept by content hash, in memory and in the result cache's folder, so an unchanged module is
+summarised once. `seconds` and `summarised` measure the pass apart from the analysis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+from typing import Callable
+
+from .imports import Resolver, imports_of
+from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend
+
+CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
+GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
+MAX_DEPTH = 4  # wrapper modules followed from a call to the model call
+
+
+def _has_chat_word(source: bytes) -> bool:
+    lowered = source.lower()
+    return any(word in lowered for word in CHAT_WORDS)
+
+
+def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
+    """Whether a module can offer a send or a whole chat history: `sends` tests the shape of a
+    model call (the cross-module rules' pre-check); a history it returns grows there."""
+    return may_import_chat(source) or sends(source)
+
+
+def may_import_chat(source: bytes) -> bool:
+    """Whether a file no rule parses for itself can still hold a history that an imported
+    function sends: it grows something, and it speaks of messages or a history."""
+    return GROWTH.search(source) is not None and _has_chat_word(source)
+
+
+class ProjectIndex:
+    def __init__(self, root: str, sends: Callable[[bytes], bool], shown: Callable[[str], str],
+                 store=None, sources: dict[str, bytes] | None = None) -> None:
+        self.resolver = Resolver(root)
+        self.sends = sends
+        self.shown = shown
+        self.store = store  # the result cache, where summaries are kept by content hash
+        self.sources = sources if sources is not None else {}  # texts that override the files, by absolute path
+        self._summaries: dict[str, ModuleSummary] = {}
+        # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
+        self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
+        self.seconds = 0.0
+        self.summarised = 0
+
+    def link(self, importer: str, source: bytes) -> Linked:
+        start = time.perf_counter()
+        functions: dict[str, RemoteFunction] = {}
+        modules: set[str] = set()
+        importer = os.path.abspath(importer)
+        for _, target in imports_of(source):
+            found = self.resolver.module(importer, target)
+            if found is not None and found[0] != importer:
+                path, rest = found
+                modules.add(path)
+                functions.update(self._exports(target, path, rest, modules, 0))
+        self.seconds += time.perf_counter() - start
+        return Linked(functions, tuple(sorted(modules)))
+
+    # --- summaries -----------------------------------------------------------------------
+
+    def summary(self, path: str) -> ModuleSummary:
+        source = self.sources.get(path)  # an editor's unsaved text, else the file as it is now
+        if source is None:
+            try:
+                with open(path, "rb") as handle:
+                    source = handle.read()
+            except OSError:
+                return ModuleSummary()
+        if not may_export(source, self.sends):
+            return ModuleSummary()
+        digest = hashlib.sha256(source).hexdigest()
+        found = self._summaries.get(digest)
+        if found is None and self.store is not None:
+            found = self.store.summary(digest)
+        if found is None:
+            from .summary import summarize  # LibCST loads only where a module is summarised
+
+            found = summarize(source)
+            self.summarised += 1
+            if self.store is not None:
+                self.store.put_summary(digest, found)
+        self._summaries[digest] = found
+        return found
+
+    # --- linking -------------------------------------------------------------------------
+
+    def _exports(self, target: str, path: str, rest: tuple[str, ...], modules: set[str], depth: int
+                 ) -> dict[str, RemoteFunction]:
+        """What `target` (a module, or `rest` inside the module at `path`) offers, keyed by
+        the names an importer calls it by."""
+        if depth > MAX_DEPTH:
+            return {}
+        summary = self.summary(path)
+        found: dict[str, RemoteFunction] = {}
+        if not rest:
+            for name in summary.functions:
+                remote = self._remote(path, name, summary, modules, depth)
+                if remote is not None:
+                    found[f"{target}.{name}"] = remote
+            for instance, klass in summary.instances.items():
+                found.update(self._methods(f"{target}.{instance}", path, klass, summary, modules, depth))
+            return found  # a package's re-exports are followed by name (`from pkg import chat`), not listed
+        name, deeper = rest[0], rest[1:]
+        head = target[: len(target) - sum(len(part) + 1 for part in deeper)] if deeper else target
+        if name in summary.functions and not deeper:
+            remote = self._remote(path, name, summary, modules, depth)
+            if remote is not None:
+                found[head] = remote
+        elif name in summary.classes or name in summary.instances:
+            found.update(self._methods(head, path, summary.instances.get(name, name), summary, modules, depth))
+        elif name in summary.imports:
+            found.update(self._reexport(head, path, summary.imports[name], (), modules, depth))
+        return found
+
+    def _reexport(self, head: str, path: str, imported: str, rest: tuple[str, ...], modules: set[str], depth: int):
+        resolved = self.resolver.module(path, imported)
+        if resolved is None:
+            return {}
+        modules.add(resolved[0])
+        return self._exports(head, resolved[0], resolved[1] + rest, modules, depth + 1)
+
+    def _methods(self, head: str, path: str, klass: str, summary: ModuleSummary, modules: set[str], depth: int):
+        prefix = f"{klass}."
+        found = {}
+        for name in summary.functions:
+            remote = self._remote(path, name, summary, modules, depth) if name.startswith(prefix) else None
+            if remote is not None:
+                found[f"{head}.{name[len(prefix):]}"] = remote
+        return found
+
+    def _remote(self, path: str, name: str, summary: ModuleSummary, modules: set[str], depth: int
+                ) -> RemoteFunction | None:
+        """The function as importers see it, or None when it offers nothing (once per run)."""
+        function = summary.functions[name]
+        if not (function.sends or function.forwards or function.returns):
+            return None
+        key = (path, name)
+        if key not in self._remotes:
+            self._remotes[key] = None  # a cycle of wrappers ends here
+            used: set[str] = set()
+            remote = self._linked_function(path, name, function, used, depth)
+            self._remotes[key] = (remote, frozenset(used))
+        done = self._remotes[key]
+        if done is None:
+            return None
+        modules.update(done[1])
+        return done[0]
+
+    def _linked_function(self, path: str, name: str, function, modules: set[str], depth: int) -> RemoteFunction | None:
+        shown = self.shown(path)
+        sends = [RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api)) for s in function.sends]
+        for forward in function.forwards:  # a wrapper: the parameter goes on to a function of another module
+            if any(s.param == forward.param for s in sends):
+                continue
+            resolved = self.resolver.module(path, forward.target)
+            if resolved is None:
+                continue
+            modules.add(resolved[0])
+            callee = self._exports(forward.target, resolved[0], resolved[1], modules, depth + 1).get(forward.target)
+            if callee is None:
+                continue
+            param = parameter_at(callee.params, forward.argument)
+            sends.extend(RemoteSend(forward.param, s.api, s.framework, s.place) for s in callee.sends if s.param == param)
+        returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
+        if not sends and returned is None:
+            return None
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned)
+
+
+def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:
+    """The parameter an argument binds (a method's `self` is bound by the instance)."""
+    if isinstance(argument, str):
+        return argument if argument in params else None
+    offset = 1 if params and params[0] in ("self", "cls") else 0
+    index = argument + offset
+    return params[index] if index < len(params) else None
+
+
+_INDEXES: dict[tuple, ProjectIndex] = {}
+
+
+def project_index(root: str, cache_key: str, rules, options: dict) -> ProjectIndex:
+    """This process's index for the run (a worker keeps its summaries across its files);
+    `rules` are the cross-module rules, whose triggers say which modules may send."""
+    key = (root, cache_key, tuple(rule.ID for rule in rules))
+    index = _INDEXES.get(key)
+    if index is None:
+        from ..cache import Cache
+        from ..precheck import rules_for
+        from ..runner import display_path
+
+        store = Cache(Path(root), cache_key) if cache_key else None
+        index = _INDEXES[key] = ProjectIndex(
+            root, lambda source: bool(rules_for(source, rules, options)), lambda path: display_path(Path(path)), store
+        )
+    return index

@@ -1,0 +1,121 @@
+"""The project model's plain data: what one module says about itself (its summary), and what a
+file sees of the modules it imports once the summaries are linked.
+
+Summaries are keyed by content, not by path, so they hold spans only; linking adds the path
+(`Place`) of the module each fact comes from, which a finding names as a related location.
+Everything here pickles: summaries are cached on disk and links travel to worker processes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..findings import Span
+
+
+@dataclass(frozen=True)
+class SendSummary:
+    """A parameter that reaches a model whole inside the function (or a helper of its module)."""
+
+    param: str
+    api: str
+    framework: str
+    span: Span  # the model call
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A parameter passed whole to an imported function: `target` as the module spells it
+    (`.llm.chat`), `argument` its position or keyword there."""
+
+    param: str
+    target: str
+    argument: int | str
+    span: Span
+
+
+@dataclass(frozen=True)
+class HistorySummary:
+    """A history the module keeps, as `chatbound.histories.History` records it."""
+
+    key: str
+    kind: str
+    label: str
+    growth: tuple[tuple[Span, str], ...] = ()  # (where, how: "`append()`")
+    definitions: tuple[Span, ...] = ()
+    trims: tuple[Span, ...] = ()
+    roles: tuple[str, ...] = ()
+    textual: bool = False
+    tool_traffic: bool = False
+    system_first: bool = False
+    bounded_store: bool = False
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    params: tuple[str, ...]
+    span: Span
+    sends: tuple[SendSummary, ...] = ()
+    forwards: tuple[Forward, ...] = ()
+    returns: HistorySummary | None = None  # a whole history it returns
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """What one module offers the modules that import it."""
+
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)  # "chat", "Memory.get"
+    classes: tuple[str, ...] = ()
+    instances: dict[str, str] = field(default_factory=dict)  # module-level `db = Database()`: "db" -> "Database"
+    imports: dict[str, str] = field(default_factory=dict)  # bound name -> target, for re-exports and forwards
+
+    def __bool__(self) -> bool:
+        return any(f.sends or f.forwards or f.returns for f in self.functions.values())
+
+
+@dataclass(frozen=True)
+class Place:
+    """A span in another module, named by the path the run shows it under."""
+
+    path: str
+    span: Span
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteSend:
+    param: str
+    api: str
+    framework: str
+    place: Place  # the model call, possibly several modules away
+
+
+@dataclass(frozen=True)
+class RemoteHistory:
+    summary: HistorySummary
+    path: str
+
+    def place(self, span: Span, label: str = "") -> Place:
+        return Place(self.path, span, label)
+
+
+@dataclass(frozen=True)
+class RemoteFunction:
+    """An imported function or method as the importing file sees it."""
+
+    path: str
+    name: str
+    params: tuple[str, ...]
+    sends: tuple[RemoteSend, ...] = ()
+    returns: RemoteHistory | None = None
+
+
+@dataclass(frozen=True)
+class Linked:
+    """What one file sees of the project: imported functions and methods keyed by the
+    qualified name the file's chat facts spell (`.llm.chat`, `memory.Memory.get`), and every
+    module the answer rests on (its result is cached against their contents)."""
+
+    functions: dict[str, RemoteFunction] = field(default_factory=dict)
+    modules: tuple[str, ...] = ()
+    seconds: float = 0.0  # what linking cost (the project pass's share of the run)

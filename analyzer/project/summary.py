@@ -1,0 +1,136 @@
+"""One module's summary (`summarize(source)`): what it offers the modules that import it,
+read from its own chat facts and nothing else (no other module is read while summarising).
+
+For each top-level function and each method of a top-level class: its parameters that reach
+a model whole (and at which model call), those it passes whole to an imported function, and
+the whole history it returns (with how that history grows and what bounds it). Also its
+classes, its module-level instances of them and its import table, through which the project
+pass follows re-exports and forwards.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ..analysis import no_gc, parse
+from ..chat import ChatRule
+from ..findings import Severity
+from ..histories import ChatFacts, History
+from ..histories.growth import growth_label
+from ..rule import RuleContext
+from ..visitors import visit_batched
+from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary
+
+NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
+
+
+def summarize(source: bytes) -> ModuleSummary:
+    """The module's summary; an empty one when it does not parse (its own check says why)."""
+    with no_gc():
+        try:
+            module = parse(source)
+        except Exception:
+            return ModuleSummary()
+        context = RuleContext(path="<summary>", module=module, options={})
+        summarizer = Summarizer(context)
+        with summarizer.resolve(MetadataWrapper(module, unsafe_skip_copy=True)):
+            visit_batched(module, [summarizer])
+        return summarizer.summary
+
+
+class Summarizer(ChatRule):
+    """Not a rule users select: the chat traversal, kept for the summary it leaves."""
+
+    ID, NAME, SEVERITY, SUMMARY = "PROJECT-SUMMARY", "project-summary", Severity.LOW, "module summary"
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        functions = {}
+        for function in facts.nodes.functions:
+            name = self._qualname(facts, function)
+            if name is not None:
+                functions[name] = self._function(facts, function)
+        classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
+        self.summary = ModuleSummary(
+            functions=functions,
+            classes=classes,
+            instances=self._instances(facts, classes),
+            imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
+        )
+
+    @staticmethod
+    def _qualname(facts: ChatFacts, function: cst.FunctionDef) -> str | None:
+        """`chat` or `Memory.get`; None for nested functions and classes (not importable)."""
+        owner = facts.parent(facts.parent(function))  # FunctionDef <- IndentedBlock <- ClassDef
+        if isinstance(facts.parent(function), cst.Module):
+            return function.name.value
+        if isinstance(owner, cst.ClassDef) and isinstance(facts.parent(owner), cst.Module):
+            return f"{owner.name.value}.{function.name.value}"
+        return None
+
+    def _function(self, facts: ChatFacts, function: cst.FunctionDef) -> FunctionSummary:
+        sends = tuple(
+            SendSummary(param, sink.api, sink.framework, self.span(sink.call))
+            for param, sink in facts.sent_params(function)
+        )
+        returned = None
+        for value in facts.returns(function):
+            for use in facts.whole_history_in(value):
+                history = facts.histories.get(use.storage.key)
+                if returned is None and history is not None and history.growth and use.storage.kind not in NOT_KEPT:
+                    returned = self._history(history)
+        return FunctionSummary(
+            params=tuple(p.name.value for p in facts._params(function)),
+            span=self.span(function.name),
+            sends=sends,
+            forwards=tuple(self._forwards(facts, function)),
+            returns=returned,
+        )
+
+    def _forwards(self, facts: ChatFacts, function: cst.FunctionDef):
+        for call in facts.nodes.calls:
+            if facts.function_of(call) is not function or facts.callees(call):
+                continue
+            targets = set(facts.qualified(call.func))
+            if isinstance(call.func, cst.Attribute):
+                targets |= {f"{c}.{call.func.attr.value}" for c in facts.client_of(call.func.value)}
+            if not targets:
+                continue
+            position = 0
+            for arg in call.args:
+                if arg.star:
+                    break
+                argument: int | str = arg.keyword.value if arg.keyword is not None else position
+                position += arg.keyword is None
+                for use in facts.whole_history_in(arg.value):
+                    if use.storage.kind == "param":
+                        for target in sorted(targets):
+                            yield Forward(use.storage.label, target, argument, self.span(call))
+
+    def _history(self, history: History) -> HistorySummary:
+        return HistorySummary(
+            key=history.storage.key,
+            kind=history.storage.kind,
+            label=history.storage.label,
+            growth=tuple((self.span(site), growth_label(site)) for site in history.growth),
+            definitions=tuple(self.span(node) for node in history.definitions),
+            trims=tuple(self.span(node) for node in history.trims),
+            roles=tuple(sorted(history.roles)),
+            textual=history.textual,
+            tool_traffic=history.tool_traffic,
+            system_first=history.system_first,
+            bounded_store=history.bounded_store,
+        )
+
+    @staticmethod
+    def _instances(facts: ChatFacts, classes: tuple[str, ...]) -> dict[str, str]:
+        found = {}
+        for node in facts.nodes.assigns:
+            if isinstance(node, cst.Assign) and isinstance(facts.parent(facts.parent(node)), cst.Module):
+                value = node.value
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes:
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name):
+                            found[target.target.value] = value.func.value
+        return found

@@ -1,0 +1,83 @@
+"""The project model: imports read and resolved, summaries linked across modules, and the cache
+re-checking exactly the importers of an edited module."""
+
+from __future__ import annotations
+
+import os
+
+from chatbound.config import Settings
+from chatbound.project.imports import Resolver, imports_of
+from chatbound.runner import run
+
+LLM = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(messages):
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+"""
+BOT = """\
+from llm import chat
+
+histories = {}
+
+
+def on_message(uid, text):
+    h = histories.setdefault(uid, [])
+    h.append({"role": "user", "content": text})
+    return chat(h)
+"""
+OTHER = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def once(text):
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+"""
+
+
+def test_imports_are_read_as_the_chat_facts_spell_them():
+    source = b"import os, app.db as D\nfrom .llm import chat as send, x\nfrom . import llm\nfrom ..pkg.m import (\n  a,\n  b as c,\n)\n"
+    assert imports_of(source) == [
+        ("os", "os"), ("D", "app.db"), ("send", ".llm.chat"), ("x", ".llm.x"), ("llm", ".llm"),
+        ("a", "..pkg.m.a"), ("c", "..pkg.m.b"),
+    ]
+
+
+def test_relative_absolute_and_package_imports_resolve_to_files(write):
+    root = write({"app/__init__.py": "", "app/llm.py": "", "app/bot.py": "", "app/tools/__init__.py": ""})
+    resolver = Resolver(str(root))
+    bot = str(root / "app" / "bot.py")
+    assert resolver.module(bot, ".llm.chat") == (str(root / "app" / "llm.py"), ("chat",))
+    assert resolver.module(bot, "app.llm.chat") == (str(root / "app" / "llm.py"), ("chat",))
+    assert resolver.module(bot, ".tools") == (str(root / "app" / "tools" / "__init__.py"), ())
+    assert resolver.module(bot, "openai.OpenAI") is None
+
+
+def test_a_history_sent_by_another_module_names_the_model_call_there(write):
+    root = write({"llm.py": LLM, "bot.py": BOT})
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (finding.path.endswith("bot.py"), finding.span.line, finding.span.col) == (True, 9, 17)
+    (elsewhere,) = [r for r in finding.related if r.path]
+    assert elsewhere.path.endswith("llm.py") and elsewhere.span.line == 7
+
+
+def test_without_the_sending_module_there_is_no_finding(write):
+    root = write({"bot.py": BOT})
+    assert run([root], Settings(root=root)).findings == []
+
+
+def test_editing_a_helper_rechecks_its_importers_and_nothing_else(write):
+    root = write({"llm.py": LLM, "bot.py": BOT, "other.py": OTHER})
+    settings = Settings(root=root)
+    cold = run([root], settings, cache=True)
+    assert len(cold.findings) == 1 and cold.linked >= 1
+    assert run([root], settings, cache=True).parsed == []
+    (root / "llm.py").write_text(LLM + "# a comment\n")
+    again = run([root], settings, cache=True)
+    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "llm.py"]
+    assert len(again.findings) == 1
