@@ -70,7 +70,9 @@ class AgentOversizedHandoff(ChatRule):
       `Send(node, {"messages": state["messages"]})`, `Command(goto=..., update={"messages":
       state["messages"] + [...]})`, langgraph-supervisor `create_supervisor` and the
       supervisor/swarm `create_handoff_tool`; OpenAI Agents SDK `handoff(...)` and bare agents in
-      `Agent(handoffs=[...])` without `input_filter` (unless `RunConfig(handoff_input_filter=...)`
+      `Agent(handoffs=[...])` without `input_filter`, where runs continue a conversation (a
+      `session=`, `previous_response_id=`, `conversation_id=` or a replayed `to_input_list()`;
+      a one-shot run hands over one message) (unless `RunConfig(handoff_input_filter=...)`
       or `nest_handoff_history` is set); a Swarm agent function that returns another `Agent`;
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
@@ -204,8 +206,9 @@ class AgentOversizedHandoff(ChatRule):
     INVALID = [
         # OpenAI Agents SDK: a bare agent in handoffs=[...] is a handoff with no input_filter
         Invalid(
-            "from agents import Agent\n"
-            "triage = Agent(name='triage', handoffs=[billing_agent])\n",
+            "from agents import Agent, Runner\n"
+            "triage = Agent(name='triage', handoffs=[billing_agent])\n"
+            "result = Runner.run_sync(triage, question, session=session)\n",
             2, 41,
         ),
         # LangGraph: a Command that forwards the whole message list to the next agent
@@ -275,7 +278,11 @@ class AgentOversizedHandoff(ChatRule):
             "    return await Runner.run(billing_agent, result.to_input_list())\n",
             4, 18,
         ),
-        Invalid("from agents import handoff\nto_billing = handoff(agent=billing_agent)\n", 2, 14),
+        Invalid(
+            "from agents import Runner, handoff\nto_billing = handoff(agent=billing_agent)\n"
+            "result = Runner.run_sync(desk, question, session=session)\n",
+            2, 14,
+        ),
         Invalid(
             "import asyncio\n"
             "sessions = {}\n"

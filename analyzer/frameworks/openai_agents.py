@@ -40,6 +40,9 @@ WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, repl
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
 GLOBAL_FILTERS = ("handoff_input_filter", "nest_handoff_history")
+# Runner.run/run_sync/run_streamed(..., session=, previous_response_id=, conversation_id=)
+# continue a conversation across runs (openai-agents 0.24.0, src/agents/run.py)
+CONTINUED_BY = ("session", "previous_response_id", "conversation_id")
 ADVICE = {
     "agents": f"Give the session `session_settings=SessionSettings(limit={WINDOW_ITEMS})` (`from agents import "
     "SessionSettings`): the session keeps every item, each run reads the last ones, and the SDK drops a tool "
@@ -95,6 +98,8 @@ def handoffs(facts) -> list[Handoff]:
         return []
     if any(keyword(c, name) is not None for c in facts.nodes.calls for name in GLOBAL_FILTERS):
         return []  # every handoff of the run is filtered or nested
+    if not _continues_a_conversation(facts):
+        return []  # a one-shot run hands over its one message: no history to pay for again
     found = []
     for call in facts.nodes.calls:
         name = callee_name(call)
@@ -112,6 +117,13 @@ def handoffs(facts) -> list[Handoff]:
                                          "`input_filter` (openai-agents 0.24): the next agent gets the entire "
                                          "conversation history and pays for every earlier turn again.", HANDOFF_ADVICE))
     return found
+
+
+def _continues_a_conversation(facts) -> bool:
+    """Runs that carry earlier turns: a session, a server-side conversation, or an input list
+    replayed from an earlier result. Only then does a handoff pass a growing history."""
+    return any(callee_name(call) == "to_input_list" or any(keyword(call, k) is not None for k in CONTINUED_BY)
+               for call in facts.nodes.calls)
 
 
 # --- fixes ----------------------------------------------------------------------------------------
