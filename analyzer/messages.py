@@ -123,7 +123,10 @@ def message_roles(expr: cst.CSTNode) -> list[str]:
 
 
 def holds_tool_traffic(expr: cst.CSTNode) -> bool:
-    """A tool result, an assistant message carrying tool calls, or content with tool blocks."""
+    """A tool result, an assistant message carrying tool calls, or content with tool blocks:
+    what a count window can cut from its call. Not OpenAI's legacy function result."""
+    if is_legacy_function_result(expr):
+        return False
     if "tool" in message_roles(expr):
         return True
     if isinstance(expr, cst.Dict):
@@ -131,6 +134,16 @@ def holds_tool_traffic(expr: cst.CSTNode) -> bool:
         if isinstance(content, cst.List):
             return any(holds_tool_traffic(e.value) for e in content.elements)
     return False
+
+
+def is_legacy_function_result(expr: cst.CSTNode) -> bool:
+    """`{"role": "function", "name": ..., "content": ...}`: OpenAI's legacy function message
+    names its function but no call (openai 1.x ChatCompletionFunctionMessageParam has no
+    call id), so the API cannot reject it for a call cut away. Gemini's `role: "function"`
+    turn carries `parts` and must follow its call."""
+    if not isinstance(expr, cst.Dict) or string(_dict_get(expr, "role")) != "function":
+        return False
+    return _dict_get(expr, "name") is not None and _dict_get(expr, "parts") is None
 
 
 def is_negative(node: cst.BaseExpression | None) -> bool:

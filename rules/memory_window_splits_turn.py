@@ -31,7 +31,8 @@ class MemoryWindowSplitsTurn(ChatRule):
     `start_on="human"` or with `include_system=False`) when that history holds tool traffic
     (`role: "tool"` messages, `ToolMessage`, assistant messages with `tool_calls`, Anthropic
     `tool_result` blocks) or a system message at index 0. Reported at the bounding
-    expression.
+    expression. OpenAI's legacy `{"role": "function", "name": ...}` results are not tool
+    traffic here: they name no call, so the API cannot reject one whose call was cut.
 
     ## Why is this bad?
     A count does not know where a turn starts. The window can begin with a tool result whose
@@ -154,6 +155,14 @@ class Agent:
             window = window[1:]
         r = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *window], tools=TOOLS)
         self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
+""",
+        # legacy function results name no call, so no window can cut one from its call
+        """\
+class Bot:
+    def ask(self, chat, name, result):
+        self.history[chat].append({"role": "function", "name": name, "content": result})
+        window = self.history[chat][-self.max_size:]
+        return self.client.chat.completions.create(model="gpt-4o", messages=window, functions=SPECS)
 """,
         # the slice is for display only
         """\

@@ -106,7 +106,7 @@ def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
 class PromptOversizedSystem(Rule):
     r"""
     ## What it does
-    Flags a system prompt longer than `max-system-tokens` (default 300) tokens in the
+    Flags a system prompt longer than `max-system-tokens` (default 500) tokens in the
     configured tiktoken `encoding` (`cl100k_base` by default).
 
     A system prompt is:
@@ -150,14 +150,30 @@ class PromptOversizedSystem(Rule):
     estimate a fix time that the status page does not state.
     Accounts: email changes need confirmation from both addresses; deleted workspaces can be
     restored by an admin within 14 days, after which every file and message is gone for good.
+    Integrations: Slack and Teams apps are installed by a workspace admin; the Jira connector
+    syncs every ten minutes; webhooks retry five times with backoff and are disabled after a
+    day of failures; API keys are shown once and can be rotated under Settings > Developers.
+    Mobile: the iOS and Android apps support offline drafts; push notifications are set per
+    device; the apps need the current or previous major OS version.
+    Data residency: EU workspaces are hosted in Frankfurt and never leave the EU; moving a
+    workspace between regions is a paid migration scheduled by the success team.
+    Plans: upgrades apply at once and are prorated; downgrades apply at the next renewal; annual
+    plans are refunded pro rata only within the first 30 days; nonprofits get 40% off on request.
+    Trials: a trial lasts 14 days, can be extended once by sales, and keeps its data for 30 days
+    after it ends; trial workspaces cannot use single sign-on or the public API.
     Tone: no emojis, no marketing language, one short paragraph unless the user asks for steps;
     if you are unsure, say so and offer to open a ticket with a human agent, then ask whether
     the answer solved the problem.
     '''
+
+    def answer(client, history):
+        return client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "system", "content": SYSTEM_PROMPT}, *history]
+        )
     ```
     chatbound reports it where the text is defined:
     ```text
-    prompts.py:1:17: PROMPT-OVERSIZED-SYSTEM System prompt is 311 tokens (cl100k_base) and is sent with every call (max-system-tokens is 300).
+    prompts.py:1:17: PROMPT-OVERSIZED-SYSTEM System prompt is 519 tokens (cl100k_base) and is sent with every call (max-system-tokens is 500).
     ```
 
     ## Use instead
@@ -184,7 +200,7 @@ class PromptOversizedSystem(Rule):
     SEVERITY = Severity.MEDIUM
     SUMMARY = "A large system prompt is paid for again on every model call."
     TAGS = ("cost", "llm", "prompt")
-    OPTIONS = {"max-system-tokens": Option(int, 300, "Most tokens in a system prompt before a finding.")}
+    OPTIONS = {"max-system-tokens": Option(int, 500, "Most tokens in a system prompt before a finding.")}
     TRIGGERS = (
         # a constant named like a system prompt, or a system=/instructions=/prompt= keyword
         re.compile(rb"(?:system|prompt|instruction)[\w\x80-\xff]*[\s)]*(?::[^=\n]*)?=", re.I),

@@ -30,6 +30,10 @@ TOOL_TAKERS = {
     "GenerativeModel": None, "Crew": None,
 }
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
+# Routes to another agent, counted apart from the work tools: Agents SDK handoff() and
+# Agent.as_tool() (openai-agents 0.24.0), LangGraph swarm create_handoff_tool(), ADK
+# AgentTool(agent=...) (google-adk 1.x, tools/agent_tool.py: the agent runs on the request alone)
+ROUTE_CALLS = ("handoff", "create_handoff_tool", "as_tool", "AgentTool")
 TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
@@ -62,9 +66,10 @@ class ToolsAllRegistered(Rule):
     `+`, `*` unpacking, `list(d.values())`, comprehensions without a filter and what a helper
     function of the module returns (`bind_tools(all_tools())`, `safe_tools() +
     sensitive_tools()`); a list whose size the module does not show (`ALL_TOOLS` imported) is
-    not flagged. Handoffs that route to other agents (`handoff(...)`, a function returning an
-    agent) are counted apart from the work tools: a router whose tools are handoffs is not told
-    to split them. A list attached twice (`bind_tools(TOOLS)`, a list attached twice (`bind_tools(TOOLS)`,
+    not flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
+    `AgentTool(agent=...)` or `agent.as_tool()`, a function returning an agent) are counted
+    apart from the work tools: a coordinator whose tools are mostly specialists is not told
+    to split them. A list attached twice (`bind_tools(TOOLS)`,
     `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas
     can be read (dict literals, functions of the file or of a sibling module it imports),
     their tokens in the configured `encoding`.
@@ -134,6 +139,9 @@ class ToolsAllRegistered(Rule):
         "sales = Agent(name='sales', tools=[quote, discount])\n"
         "triage = Agent(name='triage', tools=[transfer_to_sales, lookup], handoffs=[handoff(billing)])\n"
         "router = Agent(name='router', tools=[handoff(billing), transfer_to_sales, lookup, faq, status, hours])\n",
+        # a coordinator whose tools are specialists run as tools
+        "planner = Agent(name='planner', tools=[AgentTool(agent=flights), AgentTool(agent=hotels),\n"
+        "    AgentTool(agent=seats), billing.as_tool(tool_name='billing', tool_description='Bills.'), remember])\n",
         "reply = client.messages.create(model='claude-haiku-4-5', messages=m, tools=TOOLS_BY_TOPIC[topic])",
         # executing tools is not sending their schemas
         "node = ToolNode([a, b, c, d, e, f])",
@@ -359,10 +367,11 @@ class ToolsAllRegistered(Rule):
 
     def _routes(self, element: cst.BaseExpression) -> bool:
         """A handoff to another agent, not a work tool: an SDK `handoff(...)` /
-        `create_handoff_tool(...)`, or a function of the module that returns an agent
+        `create_handoff_tool(...)`, an agent run as a tool (`AgentTool(agent=...)`,
+        `agent.as_tool(...)`), or a function of the module that returns an agent
         (`def transfer_to_sales(): return sales_agent`, the Swarm pattern)."""
         if isinstance(element, cst.Call):
-            return callee_name(element) in ("handoff", "create_handoff_tool")
+            return callee_name(element) in ROUTE_CALLS
         function = self.functions.get(element.value) if isinstance(element, cst.Name) else None
         if function is None:
             return False

