@@ -7,38 +7,25 @@ import re
 
 import libcst as cst
 
+from libcst.metadata import QualifiedNameProvider
+
 from chatbound.findings import Severity
+from chatbound.frameworks import adk
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.sinks import dotted
 from chatbound.messages import ast_callee_name, callee_name, string
-from chatbound.texts import Text, name_words, text_of
+from chatbound.texts import Text, text_of
 from chatbound.precheck import literal_bytes
+from chatbound.project.imports import imports_of
+from chatbound.project.model import RemoteText
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 
-PROMPT_WORDS = {"prompt", "sysprompt", "instruction", "instructions"}
-# "system" names a prompt only beside one of these (SYSTEM_MESSAGE, not SYSTEM_REQUIREMENTS)
-SYSTEM_COMPANIONS = {"message", "msg", "text", "content", "preamble", "persona", "template", "role", "block"}
-# A "...PROMPT" constant is a system prompt unless its name says it is for something else.
-NOT_SYSTEM_WORDS = {
-    "user", "human", "query", "question", "summary", "summarize", "summarizer", "summarization",
-    "eval", "judge", "grader", "title", "example", "examples", "test", "template", "tmpl",
-}
-# `{query_str}`: a PROMPT constant that interpolates the request is a user-turn template
-PLACEHOLDER = re.compile(r"\{[A-Za-z_]\w*\}")
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
 PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
 SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
 READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.texts)
-
-
-def is_system_prompt_name(name: str) -> bool:
-    """SYSTEM_PROMPT, AGENT_INSTRUCTIONS, systemMessage, SYSTEM, PROMPT; not USER_PROMPT,
-    SUMMARY_PROMPT or SYSTEM_REQUIREMENTS."""
-    words = set(name_words(name))
-    if "system" in words:
-        return words <= {"system"} or bool(words & (PROMPT_WORDS | SYSTEM_COMPANIONS))
-    return bool(words & PROMPT_WORDS) and not words & NOT_SYSTEM_WORDS
+IMPORTS = re.compile(rb"^[ \t]*(?:from|import)[ \t]", re.M)  # a prompt kept in another module
 
 
 def _text(node: ast.AST | None) -> str | None:
@@ -51,7 +38,7 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
     if name == "count_tokens":
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-    found = [keywords[k] for k in SYSTEM_KEYWORDS if k in keywords]
+    found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *adk.INSTRUCTIONS) if k in keywords]
     if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
         found.append(keywords["content"])
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
@@ -62,22 +49,18 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
 
 
 def has_system_prompt_place(tree: ast.Module) -> bool:
-    """Whether the file holds a place the rule reads a system prompt from (the visits of
-    PromptOversizedSystem, on CPython's tree, without resolving the text): a module or class
-    constant named like one, a system message, a system keyword. A place holding only a name
-    never assigned in the module (a parameter, an import) has no text here, as in leave_Module."""
-    assigned: set[str] = set()
+    """Whether the file sends a text as a system prompt (the visits of PromptOversizedSystem,
+    on CPython's tree, without resolving the text): a system message, a system keyword. A
+    place holding only a name neither assigned nor imported in the module (a parameter) has
+    no text, as in leave_Module."""
+    known: set[str] = set()
     places: list[ast.AST] = []
-    pending: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, inside a function)
-    while pending:
-        node, in_function = pending.pop()
+    for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Assign or kind is ast.AnnAssign:
-            for target in node.targets if kind is ast.Assign else [node.target]:
-                if type(target) is ast.Name:
-                    assigned.add(target.id)
-                    if not in_function and node.value is not None and is_system_prompt_name(target.id):
-                        places.append(node.value)
+            known.update(t.id for t in (node.targets if kind is ast.Assign else [node.target]) if type(t) is ast.Name)
+        elif kind is ast.ImportFrom:
+            known.update(alias.asname or alias.name for alias in node.names)
         elif kind is ast.Dict:
             entries = {_text(k): v for k, v in zip(node.keys, node.values) if k is not None}
             if _text(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
@@ -87,9 +70,7 @@ def has_system_prompt_place(tree: ast.Module) -> bool:
                 places.append(node.elts[1])
         elif kind is ast.Call:
             places.extend(_call_contents(node))
-        inner = in_function or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef
-        pending.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return any(type(place) is not ast.Name or place.id in assigned for place in places)
+    return any(type(place) is not ast.Name or place.id in known for place in places)
 
 
 def _string_key(element: cst.BaseDictElement) -> str | None:
@@ -109,23 +90,29 @@ class PromptOversizedSystem(Rule):
     Flags a system prompt longer than `max-system-tokens` (default 500) tokens in the
     configured tiktoken `encoding` (`cl100k_base` by default).
 
-    A system prompt is:
+    A system prompt is a text the code sends as one, never a name alone (a `SYSTEM_PROMPT`
+    constant no model receives is no finding):
 
-    - a module or class constant named like `SYSTEM_PROMPT`, `INSTRUCTIONS` or `PROMPT` (not
-      `USER_PROMPT`, `SUMMARY_PROMPT` or `SYSTEM_REQUIREMENTS`);
     - a `{"role": "system" | "developer", "content": ...}` message;
     - Anthropic `system=`, Gemini `system_instruction=`;
     - LangChain `SystemMessage(...)` and `("system", ...)` templates;
-    - `Agent(instructions=...)` or `system_prompt=`, `create_react_agent(prompt=...)`.
+    - `Agent(instructions=...)` or `system_prompt=`, `create_react_agent(prompt=...)`;
+    - a Google ADK agent's `instruction=` / `global_instruction=`, where the module shows the
+      agent holding a conversation: it is served as the app's `root_agent` (or transferred to
+      from it through `sub_agents=[...]`). An agent run as a tool (`AgentTool(agent=...)`)
+      or as a step of a workflow agent handles one request and is not reported.
 
     The text is resolved without running the code: constants, implicit concatenation, `+`,
     `"\n".join([...])`, `textwrap.dedent`, `.strip()`, the literal parts of f-strings and
     `.format` templates (the message then says "at least"), and data files read at import
     time by a literal path, relative to the analyzed file
     (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
-    a file is read as text, never imported. Reported once per text, where it is defined; a
-    block marked for prompt caching (`cache_control`) is not reported. The message gives the
-    count and the encoding.
+    a file is read as text, never imported. A text kept in another module of the project
+    (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`) is read there by the project
+    pass. Reported once per text, where it is defined, or where it is sent when it is defined
+    in another module (that module's line is the related location); a block marked for
+    prompt caching (`cache_control`) is not reported. The message gives the count and the
+    encoding.
 
     ## Why is this bad?
     The system prompt is sent with every call of every turn. An evergreen block that covers
@@ -188,7 +175,8 @@ class PromptOversizedSystem(Rule):
 
     ## Frameworks covered
     OpenAI (`system` and `developer` messages, Agents SDK `instructions=`), Anthropic
-    (`system=`, `cache_control`), Gemini (`system_instruction=`), LangChain (`SystemMessage`,
+    (`system=`, `cache_control`), Gemini (`system_instruction=`), Google ADK (`instruction=`
+    of served agents), LangChain (`SystemMessage`,
     `("system", ...)` templates, `create_react_agent(prompt=...)`), and any agent class taking
     `instructions=` or `system_prompt=`. Token counts: tiktoken, offline (`cl100k_base` is
     bundled; other encodings are read from `TIKTOKEN_CACHE_DIR`, and counts fall back to
@@ -209,17 +197,19 @@ class PromptOversizedSystem(Rule):
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
     )
 
+    CROSS_MODULE = True  # a prompt kept in another module of the project, sent here
+
     @classmethod
     def may_report(cls, source: bytes, options: dict) -> bool:
         """A text over the limit needs that many bytes of string literals in the file (a token is
-        at least a byte), unless it is read from a data file."""
+        at least a byte), unless it is read from a data file or imported from another module."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
-        return READS_FILE.search(source) is not None or literal_bytes(source) > limit
+        return READS_FILE.search(source) is not None or literal_bytes(source) > limit or IMPORTS.search(source) is not None
 
     @staticmethod
     def may_report_tree(tree: ast.Module, options: dict) -> bool:
-        """Most files with a `prompt = ...` or `system=` hold no place a system prompt is
-        defined or sent; they are not worth a LibCST parse."""
+        """Most files with a `prompt = ...` or `system=` send no system prompt; they are not
+        worth a LibCST parse."""
         return has_system_prompt_place(tree)
 
     VALID = [
@@ -251,11 +241,23 @@ class PromptOversizedSystem(Rule):
         Valid('QA_PROMPT = """Context:\n{context_str}\nAnswer the question: {query_str}"""', options={"max-system-tokens": 3}),
         # a field whose name says prompt, bound to a builtin
         "from typing import Optional\nclass Image:\n    revised_prompt: Optional[str] = None\nSYSTEM_PROMPT = None\n",
+        # named like a system prompt, but no model receives it
+        Valid('SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."\nprint(SYSTEM_PROMPT)\n',
+              options={"max-system-tokens": 5}),
+        # an ADK agent run as a tool of the served coordinator: one request, no conversation
+        Valid(
+            "from google.adk.agents import LlmAgent\n"
+            "from google.adk.tools.agent_tool import AgentTool\n"
+            'analyst = LlmAgent(name="analyst", instruction="You are a careful analyst. Answer in one paragraph.")\n'
+            'root_agent = LlmAgent(name="coordinator", instruction="Route.", tools=[AgentTool(agent=analyst)])\n',
+            options={"max-system-tokens": 5},
+        ),
     ]
     INVALID = [
         Invalid(
-            'SYSTEM_PROMPT = """You are a careful assistant. Answer in one paragraph."""', 1, 17, 1, 76,
-            options={"max-system-tokens": 5},
+            'SYSTEM_PROMPT = """You are a careful assistant. Answer in one paragraph."""\n'
+            'reply = client.messages.create(model="claude-haiku-4-5", system=SYSTEM_PROMPT, messages=history)\n',
+            1, 17, 1, 76, options={"max-system-tokens": 5},
         ),
         Invalid(
             'messages = [{"role": "system", "content": "You are a careful assistant. Answer in one paragraph."}]',
@@ -285,46 +287,34 @@ class PromptOversizedSystem(Rule):
             'agent = Agent(name="triage", instructions=f"You are a careful assistant. Answer in one paragraph. {extra}")',
             1, 43, options={"max-system-tokens": 5},
         ),
+        # the ADK app's served agent, and the specialist it transfers the conversation to
         Invalid(
-            "class Bot:\n"
-            '    INSTRUCTIONS = "You are a careful assistant. " + "Answer in one paragraph."\n',
-            2, 20, options={"max-system-tokens": 5},
+            "from google.adk.agents import LlmAgent\n"
+            'BILLING = "You handle billing questions. " + "Answer in one paragraph."\n'
+            'billing = LlmAgent(name="billing", instruction=BILLING)\n'
+            'coordinator = LlmAgent(name="coordinator", instruction="Route.", sub_agents=[billing])\n'
+            "root_agent = coordinator\n",
+            2, 11, options={"max-system-tokens": 5},
         ),
     ]
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-system-tokens")
-        # (expression, how it was found: "name" | "prompt-name" | "sent" | "cached", the node that uses it)
+        # (expression, "sent" | "cached", the node that sends it)
         self.candidates: list[tuple[cst.BaseExpression, str, cst.CSTNode]] = []
-        self.function_depth = 0
         self.assigned: set[str] = set()  # names bound by `name = ...` anywhere in the module
+        self.agents: set[int] = set()  # ids of the framework agent calls whose conversation is asked about
+        self.bindings: dict[str, str] | None = None  # imported name -> target, read when a text is imported
 
-    # --- where system prompts are defined or sent ----------------------------------
+    # --- where system prompts are sent -------------------------------------------------
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.assigned.add(target.target.value)
-            self._named(target.target, node.value)
+        self.assigned.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
             self.assigned.add(node.target.value)
-        if node.value is not None:
-            self._named(node.target, node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.function_depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.function_depth -= 1
-
-    def _named(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """A module or class constant named like a system prompt (a local is found where it is sent)."""
-        if isinstance(target, cst.Name) and self.function_depth == 0 and is_system_prompt_name(target.value):
-            says_system = bool({"system", *PROMPT_WORDS - {"prompt"}} & set(name_words(target.value)))
-            self.candidates.append((value, "name" if says_system else "prompt-name", target))
 
     def visit_Dict(self, node: cst.Dict) -> None:
         entries = _entries(node)
@@ -352,6 +342,11 @@ class PromptOversizedSystem(Rule):
             content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
             if content is not None:
                 self._sent(content, node)
+        instructions = [keywords[k] for k in adk.INSTRUCTIONS if k in keywords]
+        if instructions and adk.is_llm_agent(q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())):
+            self.agents.add(id(node))
+            for content in instructions:
+                self._sent(content, node)
 
     @staticmethod
     def _is_system_template(call: cst.Call) -> bool:
@@ -376,37 +371,50 @@ class PromptOversizedSystem(Rule):
     # --- one finding per prompt text ------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        served = adk.served_agents(self, original_node) if self.agents else set()
         texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
+        imported: dict[RemoteText, tuple[set[str], list[cst.BaseExpression]]] = {}
         for expression, kind, use in self.candidates:
-            if isinstance(expression, cst.Name) and expression.value not in self.assigned:
-                continue  # a parameter or an import: no text here, and no need for the scope analysis
-            text = text_of(self, expression)
+            if id(use) in self.agents and id(use) not in served:
+                continue  # an agent whose conversation the module does not show (run as a tool, a step)
+            local = not isinstance(expression, cst.Name) or expression.value in self.assigned
+            text = text_of(self, expression) if local else None
             if text is None:
+                remote = self._imported_text(expression)
+                if remote is not None:
+                    kinds, uses = imported.setdefault(remote, (set(), []))
+                    kinds.add(kind)
+                    uses.append(expression)
                 continue
             _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
             kinds.add(kind)
             uses.append(use)
-        if not texts:
+        if not texts and not imported:
             return
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
         encoding = encoder.encoding.removesuffix("_offline")
         for text, kinds, uses in texts.values():
-            if not self._is_system_prompt(text, kinds):
-                continue
             count = encoder(text.value)
-            if count <= self.limit:
-                continue
-            self._report(text, count, encoding, uses)
+            if "sent" in kinds and count > self.limit:
+                self._report(text, count, encoding, uses)
+        for remote, (kinds, uses) in imported.items():
+            count = encoder(remote.value)
+            if "sent" in kinds and count > self.limit:
+                self._report_imported(remote, count, encoding, uses[0])
 
-    @staticmethod
-    def _is_system_prompt(text: Text, kinds: set[str]) -> bool:
-        """Sent as one; or named as one and never sent as a cached block; a PROMPT-only name
-        whose text interpolates fields is a user-turn template, not a system prompt."""
-        if "sent" in kinds:
-            return True
-        if "cached" in kinds:
-            return False
-        return "name" in kinds or ("prompt-name" in kinds and not PLACEHOLDER.search(text.value))
+    def _imported_text(self, expression: cst.BaseExpression) -> RemoteText | None:
+        """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported
+        from `.prompts`, or `prompts.SYSTEM_PROMPT`), as the project pass linked it."""
+        project = self.context.project
+        if project is None or not project.texts:
+            return None
+        parts = dotted(expression)
+        if not parts:
+            return None
+        if self.bindings is None:
+            self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
+        base = self.bindings.get(parts[0])
+        return project.texts.get(".".join((base, *parts[1:]))) if base is not None else None
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""
@@ -417,10 +425,21 @@ class PromptOversizedSystem(Rule):
             for use in uses
             if not isinstance(use, cst.Name) and self.span(use).line != line
         ][:1]
+        self._finding(text.node, f"System prompt{source} is {at_least}{count} tokens", count, encoding, related)
+
+    def _report_imported(self, remote: RemoteText, count: int, encoding: str, use: cst.BaseExpression) -> None:
+        at_least = "at least " if remote.partial else ""
+        where = f"{remote.place.path}:{remote.place.span.line}"
+        self._finding(
+            use,
+            f"System prompt `{self.context.module.code_for_node(use)}` (defined in {where}) is {at_least}{count} tokens",
+            count, encoding, [self.related(remote.place, "the text is defined here")],
+        )
+
+    def _finding(self, node: cst.CSTNode, what: str, count: int, encoding: str, related) -> None:
         self.report(
-            text.node,
-            f"System prompt{source} is {at_least}{count} tokens ({encoding}) and is sent with every "
-            f"call (max-system-tokens is {self.limit}).",
+            node,
+            f"{what} ({encoding}) and is sent with every call (max-system-tokens is {self.limit}).",
             suggestion="Keep a short stable core; load topic-specific rules only when the request needs "
             "them (a retrieved snippet or a tool), and cache the stable prefix.",
             related=related,

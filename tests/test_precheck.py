@@ -239,10 +239,10 @@ def test_literal_bytes_count_what_can_be_a_value_not_docstrings_or_bare_strings(
 # Prompt words without a place the rule reads a system prompt from: the text pre-check lets
 # them through, CPython's tree does not.
 NO_PROMPT_PLACE = [
-    "def ask(llm, prompt):\n    prompt = prompt.strip() + '" + "x" * 400 + "'\n    return llm.complete(prompt=prompt)\n",
-    "import platform\ndef windows():\n    system = platform.system()\n    return system == 'Windows" + "x" * 400 + "'\n",
-    "def run(client, instructions):\n    return client.create(instructions=instructions, note='" + "x" * 400 + "')\n",
-    "class Form:\n    def render(self):\n        system_prompt = '" + "x" * 400 + "'\n        return system_prompt\n",
+    "def ask(llm, prompt):\n    prompt = prompt.strip() + '" + "x" * 600 + "'\n    return llm.complete(prompt=prompt)\n",
+    "import platform\ndef windows():\n    system = platform.system()\n    return system == 'Windows" + "x" * 600 + "'\n",
+    "def run(client, instructions):\n    return client.create(instructions=instructions, note='" + "x" * 600 + "')\n",
+    "class Form:\n    def render(self):\n        system_prompt = '" + "x" * 600 + "'\n        return system_prompt\n",
 ]
 
 
@@ -251,16 +251,16 @@ def test_files_with_prompt_words_but_no_place_for_a_system_prompt_are_not_parsed
     for code in NO_PROMPT_PLACE:
         assert rules_for(code.encode(), [rule]) == (rule,), code  # the words are there
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
-    # a place is a place even for a text defined elsewhere in the module, or sent as a literal
-    for code in ("SYSTEM_PROMPT = load()\n" + "x = '" + "y" * 400 + "'\n",
-                 "def f():\n    return c.create(system='" + "z" * 400 + "')\n",
-                 "def f(t):\n    return [{'role': 'system', 'content': t + '" + "z" * 400 + "'}]\n"):
+    # a place is a place even for a text defined in another module, or sent as a literal
+    for code in ("from .prompts import SYSTEM_PROMPT\nreply = c.create(system=SYSTEM_PROMPT)\n",
+                 "def f():\n    return c.create(system='" + "z" * 600 + "')\n",
+                 "def f(t):\n    return [{'role': 'system', 'content': t + '" + "z" * 600 + "'}]\n"):
         assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
 
 
 def test_a_file_cpython_cannot_parse_keeps_its_rules_for_libcst():
     rule = {rule.ID: rule for rule in all_rules()}["PROMPT-OVERSIZED-SYSTEM"]
-    code = "SYSTEM_PROMPT = '" + "x" * 400 + "'\nprint 'python 2'\n"
+    code = "c.create(system='" + "x" * 600 + "')\nprint 'python 2'\n"
     assert rules_to_run(code.encode(), [rule], {}) == ((rule,), False)
 
 

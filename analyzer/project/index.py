@@ -4,7 +4,8 @@
 project files they name, and gives what the file sees of them (`Linked`): each imported
 function or method, keyed by the name the file's chat facts spell, with the parameters that
 reach a model whole (through any number of wrapper modules) and the whole history it
-returns. Re-exports are followed (`from .llm import chat` in a package's `__init__`).
+returns, and each imported text constant (a prompt kept in another module). Re-exports are
+followed (`from .llm import chat` in a package's `__init__`).
 
 Summaries are computed lazily, only for modules a linked file imports and only when their
 bytes pass `may_export` (a cheap test: the shape of a model call, or a chat word); each is
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .imports import Resolver, imports_of
-from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend
+from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, TextSummary
 
 CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
@@ -63,6 +64,7 @@ class ProjectIndex:
     def link(self, importer: str, source: bytes) -> Linked:
         start = time.perf_counter()
         functions: dict[str, RemoteFunction] = {}
+        texts: dict[str, RemoteText] = {}
         modules: set[str] = set()
         importer = os.path.abspath(importer)
         for _, target in imports_of(source):
@@ -71,8 +73,9 @@ class ProjectIndex:
                 path, rest = found
                 modules.add(path)
                 functions.update(self._exports(target, path, rest, modules, 0))
+                texts.update(self._texts(target, path, rest, modules, 0))
         self.seconds += time.perf_counter() - start
-        return Linked(functions, tuple(sorted(modules)))
+        return Linked(functions, texts, tuple(sorted(modules)))
 
     # --- summaries -----------------------------------------------------------------------
 
@@ -85,7 +88,7 @@ class ProjectIndex:
             except OSError:
                 return ModuleSummary()
         if not may_export(source, self.sends):
-            return ModuleSummary()
+            return ModuleSummary(imports=dict(imports_of(source)))  # a package's re-exports, read from its text
         digest = hashlib.sha256(source).hexdigest()
         found = self._summaries.get(digest)
         if found is None and self.store is not None:
@@ -129,6 +132,28 @@ class ProjectIndex:
         elif name in summary.imports:
             found.update(self._reexport(head, path, summary.imports[name], (), modules, depth))
         return found
+
+    def _texts(self, target: str, path: str, rest: tuple[str, ...], modules: set[str], depth: int
+               ) -> dict[str, RemoteText]:
+        """The text constants `target` names: all of a module's (`from . import prompts`), or the
+        one imported by name (`from .prompts import SYSTEM_PROMPT`, also through a package's
+        re-export)."""
+        summary = self.summary(path)
+        if not rest:
+            return {f"{target}.{name}": self._remote_text(path, text) for name, text in summary.texts.items()}
+        if len(rest) > 1 or depth > MAX_DEPTH:
+            return {}
+        if rest[0] in summary.texts:
+            return {target: self._remote_text(path, summary.texts[rest[0]])}
+        imported = summary.imports.get(rest[0])
+        resolved = self.resolver.module(path, imported) if imported is not None else None
+        if resolved is None:
+            return {}
+        modules.add(resolved[0])
+        return {target: text for text in self._texts(imported, *resolved, modules, depth + 1).values()}
+
+    def _remote_text(self, path: str, text: TextSummary) -> RemoteText:
+        return RemoteText(text.value, text.partial, Place(self.shown(path), text.span))
 
     def _reexport(self, head: str, path: str, imported: str, rest: tuple[str, ...], modules: set[str], depth: int):
         resolved = self.resolver.module(path, imported)

@@ -61,6 +61,16 @@ class FunctionSummary:
 
 
 @dataclass(frozen=True)
+class TextSummary:
+    """A module-level text constant (`SYSTEM_PROMPT = "..."`) as `chatbound.texts`
+    resolves it: what a module importing it may send as a system prompt."""
+
+    value: str
+    span: Span  # where the text is defined
+    partial: bool = False  # some parts (f-string fields) are not counted
+
+
+@dataclass(frozen=True)
 class ModuleSummary:
     """What one module offers the modules that import it."""
 
@@ -68,9 +78,10 @@ class ModuleSummary:
     classes: tuple[str, ...] = ()
     instances: dict[str, str] = field(default_factory=dict)  # module-level `db = Database()`: "db" -> "Database"
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> target, for re-exports and forwards
+    texts: dict[str, TextSummary] = field(default_factory=dict)  # module-level text constants by name
 
     def __bool__(self) -> bool:
-        return any(f.sends or f.forwards or f.returns for f in self.functions.values())
+        return bool(self.texts) or any(f.sends or f.forwards or f.returns for f in self.functions.values())
 
 
 @dataclass(frozen=True)
@@ -111,11 +122,22 @@ class RemoteFunction:
 
 
 @dataclass(frozen=True)
+class RemoteText:
+    """An imported text constant as the importing file sees it."""
+
+    value: str
+    partial: bool
+    place: Place  # where it is defined
+
+
+@dataclass(frozen=True)
 class Linked:
     """What one file sees of the project: imported functions and methods keyed by the
-    qualified name the file's chat facts spell (`.llm.chat`, `memory.Memory.get`), and every
-    module the answer rests on (its result is cached against their contents)."""
+    qualified name the file's chat facts spell (`.llm.chat`, `memory.Memory.get`), imported
+    text constants keyed the same way (`.prompts.SYSTEM_PROMPT`), and every module the answer
+    rests on (its result is cached against their contents)."""
 
     functions: dict[str, RemoteFunction] = field(default_factory=dict)
+    texts: dict[str, RemoteText] = field(default_factory=dict)
     modules: tuple[str, ...] = ()
     seconds: float = 0.0  # what linking cost (the project pass's share of the run)

@@ -4,8 +4,9 @@ read from its own chat facts and nothing else (no other module is read while sum
 For each top-level function and each method of a top-level class: its parameters that reach
 a model whole (and at which model call), those it passes whole to an imported function, and
 the whole history it returns (with how that history grows and what bounds it). Also its
-classes, its module-level instances of them and its import table, through which the project
-pass follows re-exports and forwards.
+classes, its module-level instances of them, its module-level text constants (a prompt kept in
+`prompts.py`) and its import table, through which the project pass follows re-exports and
+forwards.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from ..histories import ChatFacts, History
 from ..histories.growth import growth_label
 from ..rule import RuleContext
 from ..visitors import visit_batched
-from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary
+from ..texts import text_of
+from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, TextSummary
 
 NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
 
@@ -57,7 +59,21 @@ class Summarizer(ChatRule):
             classes=classes,
             instances=self._instances(facts, classes),
             imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
+            texts=self._texts(original_node),
         )
+
+    def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
+        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`)."""
+        found = {}
+        for statement in module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                targets = small.targets if isinstance(small, cst.Assign) else ()
+                names = [t.target.value for t in targets if isinstance(t.target, cst.Name)]
+                text = text_of(self, small.value) if names else None
+                if text is not None:
+                    for name in names:
+                        found[name] = TextSummary(text.value, self.span(text.node), text.partial)
+        return found
 
     @staticmethod
     def _qualname(facts: ChatFacts, function: cst.FunctionDef) -> str | None:
