@@ -52,12 +52,23 @@ class HistorySummary:
 
 
 @dataclass(frozen=True)
+class StoreWrite:
+    """A write to a database history (`chatbound.databases`): `push` adds a turn, `set`
+    writes `param` back as the whole history."""
+
+    history: HistorySummary
+    how: str
+    param: str | None = None
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     span: Span
     sends: tuple[SendSummary, ...] = ()
     forwards: tuple[Forward, ...] = ()
     returns: HistorySummary | None = None  # a whole history it returns
+    writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,7 @@ class ModuleSummary:
     texts: dict[str, TextSummary] = field(default_factory=dict)  # module-level text constants by name
 
     def __bool__(self) -> bool:
-        return bool(self.texts) or any(f.sends or f.forwards or f.returns for f in self.functions.values())
+        return bool(self.texts) or any(f.sends or f.forwards or f.returns or f.writes for f in self.functions.values())
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,7 @@ class RemoteFunction:
     params: tuple[str, ...]
     sends: tuple[RemoteSend, ...] = ()
     returns: RemoteHistory | None = None
+    writes: tuple[StoreWrite, ...] = ()
 
 
 @dataclass(frozen=True)
