@@ -341,7 +341,7 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     linked = index.link(os.path.join(job.directory, os.path.basename(job.shown)), job.source)
     linked = replace(linked, seconds=time.perf_counter() - start)
     rules = job.rules
-    if linked.functions or linked.texts:
+    if linked.functions or linked.texts or linked.tool_lists:
         rules = tuple(rule for rule in selected if rule in job.rules or rule in cross)
     return replace(job, linked=linked, rules=rules)
 

@@ -16,6 +16,10 @@ from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.texts import read_data_file
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.histories import walk
+from chatbound.project.imports import imports_of
+from chatbound.project.model import RemoteToolList
+from chatbound.sinks import dotted
+from chatbound.toollists import ROUTE_CALLS
 from chatbound.values import bound_expression
 
 TOOL_KEYWORDS = ("tools", "functions")
@@ -30,10 +34,6 @@ TOOL_TAKERS = {
     "GenerativeModel": None, "Crew": None,
 }
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
-# Routes to another agent, counted apart from the work tools: Agents SDK handoff() and
-# Agent.as_tool() (openai-agents 0.24.0), LangGraph swarm create_handoff_tool(), ADK
-# AgentTool(agent=...) (google-adk 1.x, tools/agent_tool.py: the agent runs on the request alone)
-ROUTE_CALLS = ("handoff", "create_handoff_tool", "as_tool", "AgentTool")
 TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
@@ -46,6 +46,11 @@ class Tools:
     elements: list[cst.BaseExpression] | None
     definition: cst.CSTNode | None = None  # the named list, when it is not written inline
     partial: bool = False  # some elements (a starred unknown) are not counted
+    imported: tuple[RemoteToolList, ...] = ()  # lists of other modules it holds (counted there)
+
+    def __add__(self, other: Tools) -> Tools:
+        return Tools((self.elements or []) + (other.elements or []), partial=self.partial or other.partial,
+                     imported=self.imported + other.imported)
 
 
 class ToolsAllRegistered(Rule):
@@ -65,8 +70,11 @@ class ToolsAllRegistered(Rule):
     Lists are counted from what the code builds, never from a name: through names bound once,
     `+`, `*` unpacking, `list(d.values())`, comprehensions without a filter and what a helper
     function of the module returns (`bind_tools(all_tools())`, `safe_tools() +
-    sensitive_tools()`); a list whose size the module does not show (`ALL_TOOLS` imported) is
-    not flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
+    sensitive_tools()`). A list, registry or helper of another module of the project is counted
+    where it is built, through the imports (`bind_tools(all_tools())` with `all_tools` in
+    `tools/helpers.py`, `list(registry.TOOLS.values())`), and that place is the related
+    location; a list whose size no module shows (`ALL_TOOLS` of an installed package) is not
+    flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
     `AgentTool(agent=...)` or `agent.as_tool()`, a function returning an agent) are counted
     apart from the work tools: a coordinator whose tools are mostly specialists is not told
     to split them. A list attached twice (`bind_tools(TOOLS)`,
@@ -115,8 +123,11 @@ class ToolsAllRegistered(Rule):
     SUMMARY = "Every tool's schema is attached to every request, not the few it needs."
     TAGS = ("cost", "llm", "tools")
     OPTIONS = {"max-tools": Option(int, 5, "Tools attached to one call from which a finding is reported.")}
+    CROSS_MODULE = True  # a tool list, or a helper returning one, in another module of the project
     TRIGGERS = (
         re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in TOOL_KEYWORDS)),
+        # a module offering a tool list: `ALL_TOOLS = [...]`, `def all_tools():` (where to look, not a finding)
+        re.compile(rb"tools\w*\s*(?::[^=\n]*)?=\s*[\[{(]|\bdef\s+\w*tools\w*\s*\(", re.I),
         # a tools list passed positionally
         re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(
             name.encode() for name, index in TOOL_TAKERS.items() if index is not None
@@ -201,6 +212,7 @@ class ToolsAllRegistered(Rule):
         self.sibling_functions: dict[str, dict[str, cst.FunctionDef]] = {}
         self.agent_tools: dict[str, list[cst.FunctionDef]] = {}
         self.agent_names: dict[str, cst.Name] = {}
+        self.bindings: dict[str, str] | None = None  # imported name -> target, read when a list is imported
 
     # --- where tools are attached ----------------------------------------------------
 
@@ -259,6 +271,7 @@ class ToolsAllRegistered(Rule):
         depth += 1
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elements: list[cst.BaseExpression] = []
+            imported: tuple[RemoteToolList, ...] = ()
             partial = False
             for element in node.elements:
                 if isinstance(element, cst.StarredElement):
@@ -267,13 +280,18 @@ class ToolsAllRegistered(Rule):
                         partial = True
                         continue
                     elements.extend(inner.elements)
+                    imported += inner.imported
                     partial = partial or inner.partial
                 else:
                     elements.append(element.value)
-            return Tools(elements, partial=partial)
+            return Tools(elements, partial=partial, imported=imported)
+        if isinstance(node, cst.Attribute):
+            return self._imported(node, returned=False)
         if isinstance(node, cst.Name):
             bound = bound_expression(self, node)
-            inner = self._tools(bound, depth) if bound is not None else None
+            if bound is None:
+                return self._imported(node, returned=False)
+            inner = self._tools(bound, depth)
             if inner is not None and inner.definition is None:
                 inner.definition = bound
             if inner is None or inner.elements is None:
@@ -283,7 +301,7 @@ class ToolsAllRegistered(Rule):
             left, right = self._tools(node.left, depth), self._tools(node.right, depth)
             if left is None or right is None or left.elements is None or right.elements is None:
                 return None
-            return Tools(left.elements + right.elements, partial=left.partial or right.partial)
+            return left + right
         if isinstance(node, cst.Dict):
             values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
             return Tools(values, partial=len(values) < len(node.elements))
@@ -294,7 +312,7 @@ class ToolsAllRegistered(Rule):
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
                 return None
-            return Tools(inner.elements, partial=inner.partial)
+            return Tools(inner.elements, partial=inner.partial, imported=inner.imported)
         if isinstance(node, cst.Call):
             name = callee_name(node)
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
@@ -308,7 +326,23 @@ class ToolsAllRegistered(Rule):
                 if inner is not None and inner.definition is None:
                     inner.definition = returned
                 return inner
+            return self._imported(node.func, returned=True)  # a helper of another module
         return None
+
+    def _imported(self, node: cst.BaseExpression, returned: bool) -> Tools | None:
+        """The tool list of another module that `node` names (`ALL_TOOLS`, `registry.TOOLS`), or
+        the helper it calls (`all_tools()` of `tools/helpers.py`), as the project pass linked it."""
+        project = self.context.project
+        parts = dotted(node)
+        if project is None or not project.tool_lists or not parts:
+            return None
+        if self.bindings is None:
+            self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
+        base = self.bindings.get(parts[0])
+        remote = project.tool_lists.get(".".join((base, *parts[1:]))) if base is not None else None
+        if remote is None or remote.summary.returned is not returned:
+            return None
+        return Tools([], partial=remote.summary.partial, imported=(remote,))
 
     # --- one finding per tool list ----------------------------------------------------
 
@@ -319,12 +353,12 @@ class ToolsAllRegistered(Rule):
             if tools is None or tools.elements is None:
                 continue  # a size the module does not show is never guessed from a name
             key = id(tools.definition) if tools.definition is not None else id(argument)
-            routes = [e for e in tools.elements if self._routes(e)]
-            count = len(tools.elements) - len(routes)
+            routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
+            count = len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
             if key in reported or count < self.limit:
                 continue
             reported.add(key)
-            self._report(argument, tools, count, call, len(routes))
+            self._report(argument, tools, count, call, routes)
         for agent, functions in self.agent_tools.items():
             if len(functions) < self.limit:
                 continue
@@ -337,12 +371,12 @@ class ToolsAllRegistered(Rule):
         if routes:
             what += f" (and {routes} handoff{'s' if routes > 1 else ''} to other agents, counted apart)"
         work = [e for e in tools.elements or [] if not self._routes(e)]
-        schema = self._schema_note(work)
+        schema = self._schema_note(work, count)
         related = (
             [self.related(tools.definition, "the tool list is built here")]
             if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
             else []
-        )
+        ) + [self.related(r.place, "the tool list is built here") for r in tools.imported]
         self.report(
             node,
             f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
@@ -384,14 +418,14 @@ class ToolsAllRegistered(Rule):
 
     # --- schema tokens, where the schemas can be read --------------------------------
 
-    def _schema_note(self, elements: list[cst.BaseExpression]) -> str:
+    def _schema_note(self, elements: list[cst.BaseExpression], count: int) -> str:
         schemas = [s for s in (self._schema(e) for e in elements) if s is not None]
         if not schemas:
             return ""
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
         total = sum(encoder(json.dumps(s)) for s in schemas)
         encoding = encoder.encoding.removesuffix("_offline")
-        readable = "" if len(schemas) == len(elements) else f" for the {len(schemas)} readable here"
+        readable = "" if len(schemas) == count else f" for the {len(schemas)} readable here"
         return f" (about {total} schema tokens{readable}, {encoding})"
 
     def _function(self, name: str) -> cst.FunctionDef | None:

@@ -121,3 +121,37 @@ def test_schemas_of_functions_imported_from_a_sibling_file_are_read_not_run(tmp_
     ]
     assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in expected)} schema tokens" in finding.message
     assert result.data_files == [str(tmp_path / "tools.py")]
+
+
+@pytest.mark.parametrize(
+    "agent, expected",
+    [
+        ("from tools.helpers import all_tools\nllm = model.bind_tools(all_tools())\n", [(2, 24)]),
+        ("from tools.helpers import all_tools\ntools = all_tools()\nllm = model.bind_tools(tools)\n", [(3, 24)]),
+        ("from tools import helpers\nllm = model.bind_tools(helpers.safe_tools() + helpers.sensitive_tools())\n", [(2, 24)]),
+        ("from tools.helpers import REGISTRY\nr = litellm.completion(model='m', messages=m, tools=list(REGISTRY.values()))\n",
+         [(2, 47)]),
+        # what the helpers return is counted, never their names
+        ("from tools.helpers import safe_tools\nllm = model.bind_tools(safe_tools())\n", []),
+        ("from tools.helpers import picked_tools\nllm = model.bind_tools(picked_tools(q))\n", []),
+        ("from tools.helpers import coordinator_tools\nllm = model.bind_tools(coordinator_tools())\n", []),
+    ],
+)
+def test_tool_lists_of_another_module_are_counted_where_they_are_built(write, monkeypatch, agent, expected):
+    from chatbound.config import Settings
+    from chatbound.runner import run
+
+    helpers = (
+        "def safe_tools():\n    return [search, lookup, faq]\n"
+        "def sensitive_tools():\n    return [refund, cancel, reset]\n"
+        "def all_tools():\n    return safe_tools_list + [refund, cancel, reset]\n"
+        "def picked_tools(q):\n    return [t for t in safe_tools_list if t.name in q]\n"
+        "def coordinator_tools():\n    return [AgentTool(agent=a), AgentTool(agent=b), AgentTool(agent=c), AgentTool(agent=d), faq, search]\n"
+        "safe_tools_list = [search, lookup, faq]\n"
+        "REGISTRY = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E, 'f': F}\n"
+    )
+    root = write({"tools/__init__.py": "", "tools/helpers.py": helpers, "agent.py": agent})
+    monkeypatch.chdir(root)
+    found = run([root], Settings(root=root, select=["TOOLS-ALL-REGISTERED"])).findings
+    assert [(f.path, f.span.line, f.span.col) for f in found] == [("agent.py", *at) for at in expected]
+    assert all(r.path == "tools/helpers.py" for f in found for r in f.related if r.path)

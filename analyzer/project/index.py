@@ -4,7 +4,8 @@
 project files they name, and gives what the file sees of them (`Linked`): each imported
 function or method, keyed by the name the file's chat facts spell, with the parameters that
 reach a model whole (through any number of wrapper modules) and the whole history it
-returns, and each imported text constant (a prompt kept in another module). Re-exports are
+returns, and each imported text constant (a prompt kept in another module) and tool list
+(or helper returning one, with its size). Re-exports are
 followed (`from .llm import chat` in a package's `__init__`).
 
 Summaries are computed lazily, only for modules a linked file imports and only when their
@@ -22,9 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..databases import WRITE_SHAPE
 from .imports import Resolver, imports_of
-from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, TextSummary
+from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, RemoteToolList
 
 CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
@@ -44,9 +44,8 @@ def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
 
 def may_import_chat(source: bytes) -> bool:
     """Whether a file no rule parses for itself can still hold a history that an imported
-    function sends: it grows something (a list, or a database history), and it speaks of
-    messages or a history."""
-    return (GROWTH.search(source) is not None or WRITE_SHAPE.search(source) is not None) and _has_chat_word(source)
+    function sends: it grows something, and it speaks of messages or a history."""
+    return GROWTH.search(source) is not None and _has_chat_word(source)
 
 
 class ProjectIndex:
@@ -67,6 +66,7 @@ class ProjectIndex:
         start = time.perf_counter()
         functions: dict[str, RemoteFunction] = {}
         texts: dict[str, RemoteText] = {}
+        tool_lists: dict[str, RemoteToolList] = {}
         modules: set[str] = set()
         importer = os.path.abspath(importer)
         for _, target in imports_of(source):
@@ -75,9 +75,12 @@ class ProjectIndex:
                 path, rest = found
                 modules.add(path)
                 functions.update(self._exports(target, path, rest, modules, 0))
-                texts.update(self._texts(target, path, rest, modules, 0))
+                for name, (text, where) in self._constants("texts", target, path, rest, modules, 0).items():
+                    texts[name] = RemoteText(text.value, text.partial, Place(self.shown(where), text.span))
+                for name, (tools, where) in self._constants("tool_lists", target, path, rest, modules, 0).items():
+                    tool_lists[name] = RemoteToolList(tools, Place(self.shown(where), tools.span))
         self.seconds += time.perf_counter() - start
-        return Linked(functions, texts, tuple(sorted(modules)))
+        return Linked(functions, texts, tool_lists, tuple(sorted(modules)))
 
     # --- summaries -----------------------------------------------------------------------
 
@@ -135,27 +138,25 @@ class ProjectIndex:
             found.update(self._reexport(head, path, summary.imports[name], (), modules, depth))
         return found
 
-    def _texts(self, target: str, path: str, rest: tuple[str, ...], modules: set[str], depth: int
-               ) -> dict[str, RemoteText]:
-        """The text constants `target` names: all of a module's (`from . import prompts`), or the
-        one imported by name (`from .prompts import SYSTEM_PROMPT`, also through a package's
+    def _constants(self, kind: str, target: str, path: str, rest: tuple[str, ...], modules: set[str], depth: int
+                   ) -> dict[str, tuple]:
+        """The constants of `kind` (the summary's `texts` or `tool_lists`) that `target` names,
+        each with the path of its module: all of a module's (`from . import prompts`), or the one
+        imported by name (`from .prompts import SYSTEM_PROMPT`, also through a package's
         re-export)."""
-        summary = self.summary(path)
+        table = getattr(self.summary(path), kind)
         if not rest:
-            return {f"{target}.{name}": self._remote_text(path, text) for name, text in summary.texts.items()}
+            return {f"{target}.{name}": (value, path) for name, value in table.items()}
         if len(rest) > 1 or depth > MAX_DEPTH:
             return {}
-        if rest[0] in summary.texts:
-            return {target: self._remote_text(path, summary.texts[rest[0]])}
-        imported = summary.imports.get(rest[0])
+        if rest[0] in table:
+            return {target: (table[rest[0]], path)}
+        imported = self.summary(path).imports.get(rest[0])
         resolved = self.resolver.module(path, imported) if imported is not None else None
         if resolved is None:
             return {}
         modules.add(resolved[0])
-        return {target: text for text in self._texts(imported, *resolved, modules, depth + 1).values()}
-
-    def _remote_text(self, path: str, text: TextSummary) -> RemoteText:
-        return RemoteText(text.value, text.partial, Place(self.shown(path), text.span))
+        return {target: found for found in self._constants(kind, imported, *resolved, modules, depth + 1).values()}
 
     def _reexport(self, head: str, path: str, imported: str, rest: tuple[str, ...], modules: set[str], depth: int):
         resolved = self.resolver.module(path, imported)
@@ -177,7 +178,7 @@ class ProjectIndex:
                 ) -> RemoteFunction | None:
         """The function as importers see it, or None when it offers nothing (once per run)."""
         function = summary.functions[name]
-        if not (function.sends or function.forwards or function.returns or function.writes):
+        if not (function.sends or function.forwards or function.returns):
             return None
         key = (path, name)
         if key not in self._remotes:
@@ -207,9 +208,9 @@ class ProjectIndex:
             param = parameter_at(callee.params, forward.argument)
             sends.extend(RemoteSend(forward.param, s.api, s.framework, s.place) for s in callee.sends if s.param == param)
         returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
-        if not sends and returned is None and not function.writes:
+        if not sends and returned is None:
             return None
-        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes)
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned)
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

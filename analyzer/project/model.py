@@ -52,23 +52,12 @@ class HistorySummary:
 
 
 @dataclass(frozen=True)
-class StoreWrite:
-    """A write to a database history (`chatbound.databases`): `push` adds a turn, `set`
-    writes `param` back as the whole history."""
-
-    history: HistorySummary
-    how: str
-    param: str | None = None
-
-
-@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     span: Span
     sends: tuple[SendSummary, ...] = ()
     forwards: tuple[Forward, ...] = ()
     returns: HistorySummary | None = None  # a whole history it returns
-    writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
 
 
 @dataclass(frozen=True)
@@ -82,6 +71,18 @@ class TextSummary:
 
 
 @dataclass(frozen=True)
+class ToolListSummary:
+    """A tool list a module offers: a module-level list or registry (`TOOLS = [...]`), or the one
+    value a function returns (`def all_tools(): return [...]`: `returned`)."""
+
+    work: int  # work tools
+    routes: int  # routes to other agents (handoffs, agents run as tools), counted apart
+    partial: bool  # some elements are not counted
+    span: Span  # where the list is built
+    returned: bool = False
+
+
+@dataclass(frozen=True)
 class ModuleSummary:
     """What one module offers the modules that import it."""
 
@@ -90,9 +91,10 @@ class ModuleSummary:
     instances: dict[str, str] = field(default_factory=dict)  # module-level `db = Database()`: "db" -> "Database"
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> target, for re-exports and forwards
     texts: dict[str, TextSummary] = field(default_factory=dict)  # module-level text constants by name
+    tool_lists: dict[str, ToolListSummary] = field(default_factory=dict)  # by list or function name
 
     def __bool__(self) -> bool:
-        return bool(self.texts) or any(f.sends or f.forwards or f.returns or f.writes for f in self.functions.values())
+        return bool(self.texts or self.tool_lists) or any(f.sends or f.forwards or f.returns for f in self.functions.values())
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,6 @@ class RemoteFunction:
     params: tuple[str, ...]
     sends: tuple[RemoteSend, ...] = ()
     returns: RemoteHistory | None = None
-    writes: tuple[StoreWrite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,13 +144,22 @@ class RemoteText:
 
 
 @dataclass(frozen=True)
+class RemoteToolList:
+    """An imported tool list, or helper returning one, as the importing file sees it."""
+
+    summary: ToolListSummary
+    place: Place  # where it is built
+
+
+@dataclass(frozen=True)
 class Linked:
     """What one file sees of the project: imported functions and methods keyed by the
     qualified name the file's chat facts spell (`.llm.chat`, `memory.Memory.get`), imported
-    text constants keyed the same way (`.prompts.SYSTEM_PROMPT`), and every module the answer
-    rests on (its result is cached against their contents)."""
+    text constants and tool lists keyed the same way (`.prompts.SYSTEM_PROMPT`,
+    `.tools.helpers.all_tools`), and every module the answer rests on (its result is cached against their contents)."""
 
     functions: dict[str, RemoteFunction] = field(default_factory=dict)
     texts: dict[str, RemoteText] = field(default_factory=dict)
+    tool_lists: dict[str, RemoteToolList] = field(default_factory=dict)
     modules: tuple[str, ...] = ()
     seconds: float = 0.0  # what linking cost (the project pass's share of the run)

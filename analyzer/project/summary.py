@@ -5,7 +5,8 @@ For each top-level function and each method of a top-level class: its parameters
 a model whole (and at which model call), those it passes whole to an imported function, and
 the whole history it returns (with how that history grows and what bounds it). Also its
 classes, its module-level instances of them, its module-level text constants (a prompt kept in
-`prompts.py`) and its import table, through which the project pass follows re-exports and
+`prompts.py`), its tool lists and the functions returning one (with their sizes), and its
+import table, through which the project pass follows re-exports and
 forwards.
 """
 
@@ -21,8 +22,10 @@ from ..histories import ChatFacts, History
 from ..histories.growth import growth_label
 from ..rule import RuleContext
 from ..visitors import visit_batched
+from ..histories import walk
 from ..texts import text_of
-from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, StoreWrite, TextSummary
+from ..toollists import Size, size_of
+from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, TextSummary, ToolListSummary
 
 NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
 
@@ -60,7 +63,27 @@ class Summarizer(ChatRule):
             instances=self._instances(facts, classes),
             imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
             texts=self._texts(original_node),
+            tool_lists=self._tool_lists(original_node),
         )
+
+    def _tool_lists(self, module: cst.Module) -> dict[str, ToolListSummary]:
+        """Module-level tool lists and registries, and the functions that return one (a helper
+        in `tools/helpers.py`; it runs after the module's lists are bound)."""
+        known: dict[str, Size] = {}
+        found: dict[str, ToolListSummary] = {}
+        for statement in module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                names = [t.target.value for t in small.targets if isinstance(t.target, cst.Name)] if isinstance(small, cst.Assign) else []
+                size = size_of(small.value, known) if names else None
+                for name in names if size is not None else ():
+                    known[name] = size
+                    found[name] = ToolListSummary(size.work, size.routes, size.partial, self.span(small.value))
+        for function in (s for s in module.body if isinstance(s, cst.FunctionDef)):
+            returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
+            size = size_of(returns[0], known) if len(returns) == 1 else None
+            if size is not None:
+                found[function.name.value] = ToolListSummary(size.work, size.routes, size.partial, self.span(returns[0]), returned=True)
+        return found
 
     def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
         """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`)."""
@@ -94,8 +117,7 @@ class Summarizer(ChatRule):
         for value in facts.returns(function):
             for use in facts.whole_history_in(value):
                 history = facts.histories.get(use.storage.key)
-                kept = history is not None and (history.growth or history.storage.kind == "database")
-                if returned is None and kept and use.storage.kind not in NOT_KEPT:
+                if returned is None and history is not None and history.growth and use.storage.kind not in NOT_KEPT:
                     returned = self._history(history)
         return FunctionSummary(
             params=tuple(p.name.value for p in facts._params(function)),
@@ -103,22 +125,7 @@ class Summarizer(ChatRule):
             sends=sends,
             forwards=tuple(self._forwards(facts, function)),
             returns=returned,
-            writes=tuple(self._writes(facts, function)),
         )
-
-    def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
-        """Its writes to a database history: a turn pushed, or a parameter set back whole."""
-        for call, write in facts.store_writes:
-            history = facts.histories.get(write.key)
-            if facts.function_of(call) is not function or history is None:
-                continue
-            if write.how == "push":
-                yield StoreWrite(self._history(history), "push")
-            elif write.how == "set":
-                for value in write.values:
-                    for use in facts.whole_history_in(value):
-                        if use.storage.kind == "param":
-                            yield StoreWrite(self._history(history), "set", use.storage.label)
 
     def _forwards(self, facts: ChatFacts, function: cst.FunctionDef):
         for call in facts.nodes.calls:
