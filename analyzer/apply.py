@@ -123,7 +123,7 @@ def fix_source(
     result.original = result.fixed = module.code
     kept: list[Edit] = []
     for finding in (f for f in findings if fixable(f, unsafe)):
-        trial = kept + [edit for edit in finding.fix.edits if not _imported_already(edit, kept)]
+        trial = kept + [edit for edit in finding.fix.edits if not edit.path and not _imported_already(edit, kept)]
         try:
             text = apply_edits(module.code, trial)
         except ValueError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
-from .findings import Finding, Fix, one_line
+from .findings import Edit, Finding, Fix, Span, fix_command, one_line
 
 try:
     import tomllib
@@ -194,20 +194,56 @@ def declaration_for(file: Path, root: Path, memo: dict | None = None) -> Declara
 
 
 def with_declared_engine(findings: list[Finding], path: Path, root: Path, memo: dict | None = None) -> list[Finding]:
-    """The findings of the file ``path``, their fixes saying how the engine gets declared:
-    the file edited, or why none can be (then the fix is unsafe)."""
+    """The findings of the file ``path``, their fixes carrying the edit that declares the
+    engine (the one `--fix` makes, so SARIF and the editor offer it too), or, when no file can
+    be chosen, unsafe and saying what to add by hand."""
+    memo = {} if memo is None else memo
     out = []
     for finding in findings:
         if needs_engine(finding.fix):
             found = declaration_for(path, root, memo)
             if not found.declared:
-                advice = found.advice()
-                fix = replace(finding.fix, description=f"{finding.fix.description}; {advice}")
-                if found.problem:
-                    fix = replace(fix, safe=False)
-                finding = replace(finding, fix=fix, suggestion=f"{finding.suggestion} {advice[0].upper()}{advice[1:]}.")
+                finding = _declaring(finding, found, memo)
         out.append(finding)
     return out
+
+
+def _declaring(finding: Finding, found: Declaration, memo: dict) -> Finding:
+    fix, suggestion = finding.fix, finding.suggestion
+    edit = None if found.problem else engine_edit(found, memo)
+    if edit is None:
+        advice = found.advice() if found.problem else f"add `{REQUIREMENT}` to {found.where} by hand"
+        suggestion = suggestion.replace(f". {fix_command(True)} ", f". {fix_command(False)} ", 1)
+        fix = replace(fix, description=f"{fix.description}; {advice}", safe=False)
+        return replace(finding, fix=fix, suggestion=f"{suggestion} {advice[0].upper()}{advice[1:]}.")
+    said = f"{fix_command(fix.safe)} also declares `{REQUIREMENT}` in {found.where} ({edit.path}:{edit.span.line})"
+    fix = replace(fix, description=f"{fix.description}; {found.advice()}", edits=(*fix.edits, edit))
+    return replace(finding, fix=fix, suggestion=f"{suggestion} {said}.")
+
+
+def engine_edit(found: Declaration, memo: dict) -> Edit | None:
+    """The edit of ``found.path`` that declares the engine, as `declared_text` makes it (the
+    text between the unchanged start and end), or None when the file cannot be read."""
+    key = ("edit", found.path)
+    if key not in memo:
+        try:
+            text = found.path.read_bytes().decode("utf-8")
+            memo[key] = _changed_part(text, declared_text(found, text), shown(found.path))
+        except (OSError, UnicodeDecodeError, ValueError):
+            memo[key] = None
+    return memo[key]
+
+
+def _changed_part(before: str, after: str, path: str) -> Edit:
+    start = len(os.path.commonprefix([before, after]))
+    end = len(os.path.commonprefix([before[start:][::-1], after[start:][::-1]]))
+
+    def position(offset: int) -> tuple[int, int]:
+        lines = re.split(r"\r\n|\r|\n", before[:offset])
+        return len(lines), len(lines[-1]) + 1
+
+    (line, col), (end_line, end_col) = position(start), position(len(before) - end)
+    return Edit(Span(line, col, end_line, end_col), after[start:len(after) - end], path)
 
 
 def declared_text(found: Declaration, text: str) -> str:

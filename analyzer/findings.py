@@ -58,10 +58,12 @@ class Related:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace the text between two 1-based positions with `text`."""
+    """Replace the text between two 1-based positions with `text`; `path` names another file
+    (the project's dependency declaration), empty for the finding's own file."""
 
     span: Span
     text: str
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ class Fix:
     description: str
     edits: tuple[Edit, ...]
     safe: bool = True
+
+
+def fix_command(safe: bool) -> str:
+    """The command that applies a fix, as a fixable finding's help names it."""
+    return "`--fix`" if safe else "`--fix --unsafe-fixes`"
 
 
 @dataclass(frozen=True)

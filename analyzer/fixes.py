@@ -33,7 +33,7 @@ from .edits import (
     walk_down,
 )
 from . import frameworks
-from .findings import Finding, Fix, Span
+from .findings import Finding, Fix, Span, fix_command
 from .memory_fixes import framework_fix
 from .messages import is_negative, slice_of
 from .values import literal
@@ -351,8 +351,9 @@ def _returns_text(module: cst.Module, call: cst.Call) -> bool:
 
 
 def attach_fixes(findings: Sequence[Finding], module: cst.Module, wrapper: MetadataWrapper) -> list[Finding]:
-    """The findings with a fix and a framework-specific suggestion where the rule left none."""
-    if not any(f.rule_id in (UNBOUNDED, SPLITS_TURN, HANDOFF) for f in findings):
+    """The findings with a fix, and help that tells the fix's own story (``fix_story``); a
+    finding without one keeps the rule's advice, or gets the framework's where the rule left none."""
+    if not any(f.rule_id in (UNBOUNDED, SPLITS_TURN, HANDOFF) or f.fix is not None for f in findings):
         return list(findings)
     lines = source_lines(module.code)
     out = []
@@ -361,9 +362,39 @@ def attach_fixes(findings: Sequence[Finding], module: cst.Module, wrapper: Metad
         changes = {}
         if fix is not finding.fix:
             changes["fix"] = fix
-        if suggestion and not finding.suggestion:
+        if fix is not None:
+            changes["suggestion"] = fix_story(fix, lines)
+        elif suggestion and not finding.suggestion:
             changes["suggestion"] = suggestion
         elif suggestion and suggestion != finding.suggestion:
             changes["properties"] = {**finding.properties, "suggested_fix": suggestion}
         out.append(replace(finding, **changes) if changes else finding)
     return out
+
+
+def fix_story(fix: Fix, lines: Sequence[str]) -> str:
+    """What the help of a fixable finding says: what the fix is for, then each edit as `--fix`
+    makes it (the expression written, what it replaces, its line), read off the edits
+    themselves, so the help in every output is the edit and never a paraphrase of it.
+    Lines read `(line N)`, the form a notebook's cells renumber (notebooks.py)."""
+    made = []
+    for edit in fix.edits:
+        if (edit.span.line, edit.span.col) == (edit.span.end_line, edit.span.end_col):
+            line = edit.span.line + edit.text.startswith(("\n", "\r"))  # `\nimport x` after the last line
+            made.append(f"inserts {_shown(edit.text)} (line {line})")
+        elif edit.text:
+            made.append(f"writes {_shown(edit.text)} in place of {_shown(text_at(lines, edit.span))} (line {edit.span.line})")
+        else:
+            made.append(f"removes {_shown(text_at(lines, edit.span))} (line {edit.span.line})")
+    listed = ", ".join(made[:-1]) + (" and " if len(made) > 1 else "") + made[-1]
+    return f"{fix.description}. {fix_command(fix.safe)} {listed}."
+
+
+def _shown(text: str) -> str:
+    """Code as the help quotes it: an expression on one line, statements one per quote."""
+    try:
+        cst.parse_expression(text.strip())
+        parts = [" ".join(text.split())]
+    except cst.ParserSyntaxError:
+        parts = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    return " then ".join(f"`{part}`" for part in parts)

@@ -256,7 +256,7 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 def fix_action(finding: Finding, locate, diag: types.Diagnostic) -> types.CodeAction:
     changes: dict[str, list[types.TextEdit]] = {}
     for edit in finding.fix.edits:  # in a notebook, an import may go into another cell
-        place = locate(edit.span)
+        place = related_location(Related(edit.span, "", edit.path), locate)  # a dependency edit: its own file
         changes.setdefault(place.uri, []).append(types.TextEdit(range=place.range, new_text=edit.text))
     return types.CodeAction(
         title=f"chatbound: {finding.fix.description}",

@@ -83,5 +83,5 @@ def _in_joined(finding: Finding, cells: Cells) -> Finding:
     """The finding with its fix's edits placed in the joined code (where `fix_source` applies them)."""
     if finding.fix is None:
         return finding
-    edits = tuple(Edit(cells.to_joined(e.span), e.text) for e in finding.fix.edits)
+    edits = tuple(Edit(cells.to_joined(e.span), e.text) for e in finding.fix.edits if not e.path)  # declared apart
     return replace(finding, fix=replace(finding.fix, edits=edits))

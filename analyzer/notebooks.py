@@ -433,7 +433,7 @@ def _finding_in_cells(finding: Finding, cells: Cells) -> Finding:
         grown = [cells.to_cell(Span(n, 1, n, 1)) for n in properties["growth_lines"]]
         properties = {**properties, "growth_lines": [g.line for g in grown], "growth_cells": [g.cell for g in grown]}
     return replace(finding, message=message, span=span, statement_line=statement, related=related, fix=fix,
-                   properties=properties)
+                   suggestion=_message_in_cells(finding.suggestion, cells), properties=properties)
 
 
 @functools.lru_cache(maxsize=16)

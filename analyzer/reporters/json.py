@@ -10,7 +10,7 @@ from .. import __version__
 from ..findings import Finding, Span
 from ..runner import RunResult
 
-SCHEMA_VERSION = 3  # 3: related locations name their path (another module, the project model)
+SCHEMA_VERSION = 4  # 3: related locations name their path (another module, the project model); 4: so do edits
 
 
 def _span(span: Span) -> dict[str, int | None]:
@@ -34,7 +34,7 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "fix": None if finding.fix is None else {
             "description": finding.fix.description,
             "safe": finding.fix.safe,
-            "edits": [{"text": e.text, **_span(e.span)} for e in finding.fix.edits],
+            "edits": [{"text": e.text, "path": e.path or finding.path, **_span(e.span)} for e in finding.fix.edits],
         },
         "properties": finding.properties,
     }

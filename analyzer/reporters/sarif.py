@@ -4,7 +4,8 @@ A notebook finding is placed where code scanning can show it: on the line of the
 JSON text that holds the cell's code (code scanning displays an .ipynb file as that text), with
 the cell position in the message and in the location's properties. Its fix is left out: a
 SARIF replacement there would have to edit JSON string literals, and code scanning applies no
-SARIF fixes; `chatbound check --fix` fixes notebooks."""
+SARIF fixes; `chatbound check --fix` fixes notebooks. A fix that imports the compaction engine
+carries the edit of the project's dependency declaration as a second artifact change."""
 
 from __future__ import annotations
 
@@ -110,14 +111,17 @@ def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
 
 
 def _fix(finding: Finding) -> list[om.Fix] | None:
+    """The fix's edits, one artifact change per file: the finding's own, and the project's
+    dependency declaration when the fix imports the engine."""
     if finding.fix is None or finding.span.cell:
         return None
-    replacements = [
-        om.Replacement(deleted_region=_region(e.span), inserted_content=om.ArtifactContent(text=e.text))
-        for e in finding.fix.edits
-    ]
-    change = om.ArtifactChange(artifact_location=_artifact(finding.path), replacements=replacements)
-    return [om.Fix(description=om.Message(text=finding.fix.description), artifact_changes=[change])]
+    by_file: dict[str, list[om.Replacement]] = {}
+    for edit in finding.fix.edits:
+        by_file.setdefault(edit.path or finding.path, []).append(
+            om.Replacement(deleted_region=_region(edit.span), inserted_content=om.ArtifactContent(text=edit.text))
+        )
+    changes = [om.ArtifactChange(artifact_location=_artifact(path), replacements=edits) for path, edits in by_file.items()]
+    return [om.Fix(description=om.Message(text=finding.fix.description), artifact_changes=changes)]
 
 
 def _message(finding: Finding) -> str:
