@@ -34,14 +34,14 @@ def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
     result = cost(".", "--price-in", "2", "--plot", tmp_path / "growth.svg", cwd=tmp_path / "app")
     assert result.exit_code == 0
     s = system_tokens()
-    assert s == 323
-    # 50 turns of 400 after a 323-token system prompt: 323 + 20,000 at turn 50, and
-    # 50 * 323 + 400 * 1275 = 16,150 + 510,000 = 526,150 in all; bounded: 323 + 4,000 + a
-    # 400-token summary = 4,723 at turn 50 and 16,150 + 198,000 = 214,150 in all;
-    # 526,150 / 214,150 = 2.457; at $2/Mtok: $1.0523 and $0.4283
+    assert s == 513
+    # 50 turns of 400 after a 513-token system prompt: 513 + 20,000 at turn 50, and
+    # 50 * 513 + 400 * 1275 = 25,650 + 510,000 = 535,650 in all; bounded: 513 + 4,000 + a
+    # 400-token summary = 4,913 at turn 50 and 25,650 + 198,000 = 223,650 in all;
+    # 535,650 / 223,650 = 2.395; at $2/Mtok: $1.0713 and $0.4473
     assert row(result.output, "support_service.py:23:70") == [
         "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
-        "20,323", "4,723", "526,150", "214,150", "2.46x", "$1.05", "$0.43",
+        "20,513", "4,913", "535,650", "223,650", "2.4x", "$1.07", "$0.45",
     ]
     # the escalation's transcript comes from another module: no finding, so no cost made up for it
     assert "escalation.py" not in result.output
@@ -57,9 +57,9 @@ def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
 def test_turns_and_turn_tokens_options(tmp_path):
     shutil.copytree(FIXTURES / "support_assistant", tmp_path / "app")
     result = cost(".", "--turns", "12", "--turn-tokens", "100", cwd=tmp_path / "app")
-    # as written 323 + 100 n: 1,523 at turn 12, 12 * 323 + 100 * 78 = 11,676; bounded: 5,500 for
-    # turns 1-10, then 1,000 + 100 summary twice, + 12 * 323 = 11,576; 11,676 / 11,576 = 1.009
-    assert row(result.output, "support_service.py:23:70")[2:] == ["1,523", "1,423", "11,676", "11,576", "1.01x"]
+    # as written 513 + 100 n: 1,713 at turn 12, 12 * 513 + 100 * 78 = 13,956; bounded: 5,500 for
+    # turns 1-10, then 1,000 + 100 summary twice, + 12 * 513 = 13,856; 13,956 / 13,856 = 1.007
+    assert row(result.output, "support_service.py:23:70")[2:] == ["1,713", "1,613", "13,956", "13,856", "1.01x"]
     assert "12 turns of 100 tokens" in result.output
 
 

@@ -320,3 +320,108 @@ def test_the_help_of_an_unsafe_fix_names_the_command_that_applies_it():
         "`--fix --unsafe-fixes` writes `bounded_view(history, last_events=WINDOW)` in place of `history[-WINDOW:]` "
         "(line 2) and inserts `from chatbound.compaction import bounded_view` (line 2)."
     )
+
+
+# --- applying --------------------------------------------------------------------------
+
+
+def test_a_fix_that_would_not_parse_is_dropped_with_the_reason():
+    code = "client.chat.completions.create(messages=h)\n"
+    bad = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
+                  fix=Fix("broken", (Edit(Span(1, 41, 1, 42), "h((("),)), properties={"history": "h"})
+    result = fix_source(code.encode(), "app.py", [bad], [SendsWholeList], {})
+    assert result.applied == [] and not result.changed
+    assert result.dropped[0][1].startswith("the edited file does not parse (syntax error at 1:")
+
+
+def test_a_fix_that_leaves_the_history_flagged_is_dropped():
+    code = "client.chat.completions.create(messages=h)\n"
+    useless = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
+                      fix=Fix("noop", (Edit(Span(1, 41, 1, 42), "h"),)), properties={"history": "h"})
+    result = fix_source(code.encode(), "app.py", [useless], [SendsWholeList], {})
+    assert result.dropped == [(useless, "the edited file is still flagged for the same history")]
+
+
+@pytest.fixture
+def with_stand_in_rule(monkeypatch):
+    rules = (SendsWholeList,) + tuple(r for r in registry.all_rules() if r.ID != SendsWholeList.ID)
+    monkeypatch.setattr(registry, "all_rules", lambda: rules)
+
+
+def test_check_fix_writes_the_fix_keeps_permissions_and_reports_it(write, with_stand_in_rule):
+    root = write({"bot.py": SERVICE, "requirements.txt": "openai>=1.40\n"})
+    os.chmod(root / "bot.py", 0o640)
+    result = invoke("check", "--fix", "--select", "MEMORY", "bot.py", cwd=root)
+    assert (root / "bot.py").read_text() == FIXED_SERVICE
+    assert (root / "requirements.txt").read_text() == "openai>=1.40\nchatbound-compaction>=0.1.0\n"
+    assert stat.S_IMODE((root / "bot.py").stat().st_mode) == 0o640
+    assert result.output.splitlines()[-1] == "No findings in 1 file. Fixed 1 finding."
+    assert result.exit_code == 0
+    # no temporary file left behind
+    assert sorted(p.name for p in root.iterdir() if p.name != ".chatbound_cache") == ["bot.py", "requirements.txt"]
+
+
+def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_in_rule):
+    root = write({"bot.py": SERVICE, "requirements.txt": "openai>=1.40"})
+    result = invoke("check", "--diff", "--select", "MEMORY", "bot.py", cwd=root)
+    assert (root / "bot.py").read_text() == SERVICE
+    assert (root / "requirements.txt").read_text() == "openai>=1.40"
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[:2] == ["--- a/bot.py", "+++ b/bot.py"]
+    assert "+from chatbound.compaction import bounded_view" in lines
+    assert any(l.startswith("+") and "*bounded_view(self.conversation, last_turns=10)," in l for l in lines)
+    assert lines[-7:] == [
+        "--- a/requirements.txt", "+++ b/requirements.txt", "@@ -1 +1,2 @@",
+        "-openai>=1.40", "\\ No newline at end of file", "+openai>=1.40", "+chatbound-compaction>=0.1.0",
+    ]
+
+
+def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_the_flag(write, with_stand_in_rule):
+    unsafe = (  # a count window over tool traffic: MEMORY-WINDOW-SPLITS-TURN's fix is unsafe
+        "class Agent:\n"
+        "    def ask(self, text):\n"
+        '        self.messages.append({"role": "user", "content": text})\n'
+        '        reply = client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)\n'
+        '        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})\n'
+    )
+    root = write({"bot.py": SERVICE, "unsafe.py": unsafe, "requirements.txt": ""})
+    result = invoke("check", "--select", "MEMORY", ".", cwd=root)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].endswith(
+        "in 2 files. 1 fixable with `--fix`. 1 more with `--unsafe-fixes`."
+    )
+    fixed = invoke("check", "--fix", "--select", "MEMORY", ".", cwd=root)
+    assert fixed.exit_code == 1  # the unsafe one is left
+    assert (root / "unsafe.py").read_text() == unsafe
+    assert fixed.output.splitlines()[-1].endswith(
+        "Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`."
+    )
+    both = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
+    assert both.exit_code == 0 and "messages=bounded_view(self.messages, last_events=20)" in (root / "unsafe.py").read_text()
+
+
+def test_a_symlink_to_a_file_outside_the_checked_tree_is_not_written(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link.py").symlink_to(outside)
+    with pytest.raises(OSError, match="outside the checked tree"):
+        write_atomic(tree / "link.py", b"x = 2\n", [tree])
+    with pytest.raises(OSError, match="outside the checked tree"):  # the link named on the command line
+        write_atomic(tree / "link.py", b"x = 2\n", [tree / "link.py"])
+    assert outside.read_text() == "x = 1\n"
+    inside = tree / "real.py"
+    inside.write_text("y = 1\n")
+    (tree / "alias.py").symlink_to(inside)
+    write_atomic(tree / "alias.py", b"y = 2\n", [tree])
+    assert inside.read_text() == "y = 2\n" and (tree / "alias.py").is_symlink()
+
+
+def test_crlf_and_a_bom_survive_a_fix():
+    code = SERVICE.replace("\n", "\r\n")
+    source = b"\xef\xbb\xbf" + code.encode()
+    finding = analyze_source(source, "app.py", [SendsWholeList], {}).findings[0]
+    result = fix_source(source, "app.py", [finding], [SendsWholeList], {})
+    assert result.data() == b"\xef\xbb\xbf" + FIXED_SERVICE.replace("\n", "\r\n").encode()
