@@ -273,7 +273,8 @@ def test_colour_only_on_a_tty_and_never_with_no_color(monkeypatch):
 
 
 def test_a_library_warning_is_one_plain_line_on_stderr(write):
-    prompt = "SYSTEM_PROMPT = '" + "Answer politely. " * 200 + "'\n"
+    prompt = ("SYSTEM_PROMPT = '" + "Answer politely. " * 200 + "'\n"  # sent: a prompt is no finding on its name alone
+              "client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM_PROMPT}])\n")
     root = write({"pyproject.toml": "[tool.chatbound]\nencoding = 'no_such_encoding'\n", "app.py": prompt})
     proc = subprocess.run([sys.executable, "-m", "chatbound", "check", ".", "--no-cache"], cwd=root,
                           capture_output=True, text=True)
