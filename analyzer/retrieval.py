@@ -12,7 +12,8 @@ of their return) and loops that accumulate text, until they are cut or reach a m
   few (`CohereRerank(top_n=4)`, `compress_documents`, `postprocess_nodes`), a
   `score_threshold=`. A slice whose bound is not a constant counts as a cut: never guess.
 - reach: an argument of a model call (`chatbound.sinks`), of a chain or query engine built
-  from a retriever, a LangChain `|` pipe, or a LlamaIndex query/chat engine itself.
+  from a retriever, a LangChain `|` pipe, a LlamaIndex query/chat engine itself, or an
+  agent's tools whose results go back to its model (`chatbound.frameworks.tool_results`).
 
 Anything else (results passed to a function of another module, stored on an object, never
 used) reaches no model the analysis can see: no finding. Framework facts below are checked
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from . import frameworks
 from .histories import walk
 from .messages import callee_name, slice_of
 from .sinks import dotted, keyword
@@ -250,7 +252,7 @@ class RetrievalFacts:
         call = self.facts.parent(arg)
         if not isinstance(call, cst.Call):
             return []
-        if id(node) in self._sink_args:
+        if id(node) in self._sink_args or frameworks.tool_results(self.facts, call, arg):
             return [Reach(entry if self.facts.inside(entry, call) else node, count)]
         name = callee_name(call)
         if RERANK_NAME.search(name) or (isinstance(call.func, cst.Attribute) and RERANK_NAME.search(dotted(call.func)[-2])):

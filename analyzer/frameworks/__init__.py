@@ -22,6 +22,9 @@ facts ask these modules. Each module declares, in the words the facts already sp
 
 - `sink(facts, call)`: the `Sink` a call is when only the framework knows it (Swarm's
   `client.run(agent, messages)`), or None.
+- `tool_results(facts, call, arg)`: whether `arg` of `call` gives an agent tools whose
+  results go back to its model (ADK's `Agent(tools=[...])`), so a retrieval tool's results
+  reach a model there.
 
 Every name is optional: a module declares what its framework has. A new framework is one
 new module, listed in `MODULES`.
@@ -31,12 +34,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import autogen, langgraph, openai_agents, swarm
+from . import adk, autogen, chainlit, langgraph, openai_agents, swarm
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents, swarm, autogen)
+MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit)
 __all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "collect", "fix", "handoffs", "memories", "sink", "state_messages", "storage"]
+           "collect", "fix", "handoffs", "memories", "sink", "state_messages", "storage", "tool_results"]
 
 
 def _declared(name: str) -> list:
@@ -50,7 +53,7 @@ HANDOFF_CALLS = frozenset(name for names in _declared("HANDOFF_CALLS") for name 
 KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.items()}
 ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}
 _STORAGE, _COLLECT, _MEMORIES, _HANDOFFS = (_declared(n) for n in ("storage", "collect", "memories", "handoffs"))
-_STATE_MESSAGES, _SINK, _FIX = (_declared(n) for n in ("state_messages", "sink", "fix"))
+_STATE_MESSAGES, _SINK, _FIX, _TOOL_RESULTS = (_declared(n) for n in ("state_messages", "sink", "fix", "tool_results"))
 
 
 def _first(functions, *args):
@@ -85,6 +88,11 @@ def state_messages(facts, expr: cst.CSTNode) -> cst.CSTNode | None:
 
 def sink(facts, call: cst.Call):
     return _first(_SINK, facts, call)
+
+
+def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
+    """Whether `arg` of `call` hands an agent tools whose results return to its model."""
+    return any(function(facts, call, arg) for function in _TOOL_RESULTS)
 
 
 def fix(finding, module: cst.Module, wrapper, lines):

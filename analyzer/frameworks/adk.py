@@ -1,31 +1,325 @@
-"""Google ADK (`google-adk`): which of a module's agents hold a conversation, and their
-instructions (what PROMPT-OVERSIZED-SYSTEM asks).
+"""Google ADK (`google.adk`): a Runner on a session kept across turns, sub-agent transfers,
+and tools whose results return to the agent's model.
 
-Checked against adk-python `cli/utils/agent_loader.py` (google-adk 1.x, main of 2026-11):
+Checked against google-adk 2.13.0 (and 1.18.0 / 1.22.0 where named); the file is named
+beside each fact.
 
-- `adk web`, `adk run` and `adk api_server` serve the module-level `root_agent` of an app's
-  `agent.py` or package `__init__.py` (or the `root_agent` of a module-level `App(...)`) on a
-  session that keeps every turn, so its `instruction=` / `global_instruction=` is sent with
-  every call of every turn.
-- An LLM agent listed in a served agent's `sub_agents=[...]` takes that conversation over by
-  transfer, and is served too.
-- Any other agent shows no conversation in its module: run as a tool (`AgentTool(agent=...)`
-  runs it on the one request it is given), a step of a `SequentialAgent`, or defined for
-  another module to use.
+- The conversation is the session's events: a `Runner` (`Runner(agent=..., session_service=
+  ...)` or `InMemoryRunner(agent)`, runners.py) appends every event of `run_async` / `run`
+  to the session named by `session_id=`. An `LlmAgent` (`Agent`) with `include_contents=
+  'default'` (the default, agents/llm_agent.py; the same in 1.0.0) gets every event of the
+  session on each model call (flows/llm_flows/context/_contents.py `_get_contents`);
+  `include_contents='none'` gets the current turn only (`_get_current_turn_contents`).
+- Bounds: `include_contents='none'`; events compaction, `App(..., events_compaction_config=
+  EventsCompactionConfig(...))` run by `Runner(app=...)` (apps/app.py; since 1.16, with
+  `compaction_interval` and `overlap_size` required in 1.18.0, optional pairs in 2.13.0);
+  `run_async(..., run_config=RunConfig(get_session_config=GetSessionConfig(
+  num_recent_events=N)))` (agents/run_config.py, 2.x: not in 1.22.0). A session created
+  for the run in the same function (`create_session(...)` then one run) is one turn.
+- Transfer: an LlmAgent's `sub_agents=[...]` are transfer targets (`transfer_to_agent`,
+  flows/llm_flows/agent_transfer.py); the sub-agent then answers from the same session
+  and, with `include_contents='default'`, is sent all of it. An agent tree is served across
+  turns when its root is the module's `root_agent` (what `adk web` / `adk run` load,
+  cli/utils/agent_loader.py) or an `App(root_agent=...)`, or runs on a kept session here.
+  `AgentTool(agent)` passes the model's request as the sub-agent's input: a brief.
+- Tools: an agent's `tools=[...]` are called by its model and their results go back to it
+  (a retrieval tool's `similarity_top_k` chunks, tools/retrieval/vertex_ai_rag_retrieval.py).
+- Instructions (what PROMPT-OVERSIZED-SYSTEM asks, `served_agents`): the served root's and its
+  transfer targets' `instruction=` / `global_instruction=` are sent with every call of every
+  turn. Any other agent shows no conversation in its module: run as a tool
+  (`AgentTool(agent=...)` runs it on the one request it is given), a step of a
+  `SequentialAgent`, or defined for another module to use.
 """
 
 from __future__ import annotations
 
+import ast
+import os
+import re
 from typing import Iterable
 
 import libcst as cst
 
-from ..messages import callee_name
+from ..edits import call_at, import_edit, name_is_taken, with_keyword
+from ..findings import Edit, Finding, Fix, Span
+from ..messages import callee_name, string
+from ..sinks import keyword, positional
+from ..texts import read_data_file
 from ..values import bound_expression
+from .vocabulary import Handoff, Kept
 
+TRIGGERS = ((re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"\.\s*run(?:_async)?\s*\(")),)  # both: an ADK run
+HANDOFF_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
+HANDOFF_CALLS = frozenset({"Agent", "LlmAgent"})
+CALLS = frozenset({"run_async"})
 LLM_AGENTS = ("Agent", "LlmAgent")
 INSTRUCTIONS = ("instruction", "global_instruction")
-ROOT = "root_agent"  # the name the agent loader serves
+RUNNERS = ("Runner", "InMemoryRunner")
+RUNS = ("run_async", "run")
+FRESH = ("create_session", "uuid4", "uuid1")  # a session id made for this run
+ROOT = "root_agent"
+RECENT_EVENTS = 50  # about 10 turns with a tool call each: user, call, response, reply
+# google-adk 1.28.0 and 2.13.0: agents/run_config.py, sessions/base_session_service.py
+RUN_CONFIG_IMPORTS = ("from google.adk.agents.run_config import RunConfig",
+                      "from google.adk.sessions.base_session_service import GetSessionConfig")  # the name `adk web` / `adk run` load (cli/utils/agent_loader.py)
+ADVICE = {
+    "adk": "Send each call the recent events only: `run_config=RunConfig(get_session_config=GetSessionConfig("
+    "num_recent_events=50))` on the run (google-adk 1.28 and later; the session keeps every event), or configure "
+    "events compaction on the app (`Runner(app=App(name=..., root_agent=agent, events_compaction_config="
+    "EventsCompactionConfig(compaction_interval=5, overlap_size=1)), session_service=...)`, google-adk 1.16 and "
+    "later), which folds older turns into summaries (what is sent then grows by one summary per interval).",
+}
+HANDOFF_ADVICE = (
+    "Give each sub-agent only what it needs: `include_contents='none'` on a sub-agent that works from the "
+    "current turn (it still sees the transfer and the user's latest message), or call it as a tool "
+    "(`AgentTool(agent=specialist)`), which passes the request the model writes as the sub-agent's input."
+)
+
+
+def _imports_adk(facts) -> bool:
+    if __name__ not in facts.framework_data:
+        facts.framework_data[__name__] = any(i.startswith("google.adk") for i in facts.nodes.imports)
+    return facts.framework_data[__name__]
+
+
+def _adk(facts, call: cst.Call, names) -> bool:
+    return callee_name(call) in names and any(q.startswith("google.adk") for q in facts.qualified(call.func))
+
+
+def _value(facts, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a name (or `self.attr`) holds where it is read, through `await`; else `expr`."""
+    for _ in range(4):
+        if isinstance(expr, cst.Await):
+            expr = expr.expression
+        elif isinstance(expr, cst.Name):
+            bound = facts.assignment_before(expr)
+            if not isinstance(bound, cst.BaseExpression):
+                return None
+            expr = bound
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            klass = facts.class_of(expr)
+            values = [node.value for node in facts.nodes.assigns if isinstance(node, cst.Assign)
+                      and facts.class_of(node) is klass and any(facts.code(t.target) == facts.code(expr)
+                                                                for t in node.targets)]
+            if len(values) != 1:
+                return None
+            expr = values[0]
+        else:
+            return expr
+    return expr
+
+
+def _contents_none(facts, agent: cst.BaseExpression | None) -> bool:
+    """An agent built with `include_contents='none'`, in this module or in the module of the
+    checked tree it is imported from (read, not run); an agent neither shows (a parameter, an
+    installed package) is taken with the default, `'default'`."""
+    value = _value(facts, agent)
+    if isinstance(value, cst.Call):
+        arg = keyword(value, "include_contents")
+        return arg is not None and string(arg.value) == "none"
+    return isinstance(agent, cst.Name) and any(_imported_contents_none(facts, bound)
+                                               for bound in facts.nodes.bindings.get(agent.value, ()))
+
+
+def _imported_contents_none(facts, bound: str) -> bool:
+    """`from .specialists import notes` (or `from pkg.specialists import notes`, found from the
+    file's folder up): whether that module sets `notes = Agent(..., include_contents="none")`."""
+    module, _, name = bound.rpartition(".")
+    dots = len(module) - len(module.lstrip("."))
+    relative = module.lstrip(".").replace(".", "/")
+    directory = facts.rule.context.directory
+    if not directory or not relative:
+        return False
+    bases = [os.path.join(directory, *[".."] * (dots - 1))] if dots else [
+        os.path.join(directory, *[".."] * up) for up in range(relative.count("/") + 3)]
+    for base in bases:
+        for path in (f"{relative}.py", f"{relative}/__init__.py"):
+            text = read_data_file(base, path)
+            if text is not None:
+                facts.rule.context.data_files.append(os.path.normpath(os.path.join(base, path)))
+                return _defines_contents_none(text, name)
+    return False
+
+
+def _defines_contents_none(text: str, name: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return any(
+        isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        and isinstance(node.value, ast.Call) and any(
+            k.arg == "include_contents" and isinstance(k.value, ast.Constant) and k.value.value == "none"
+            for k in node.value.keywords)
+        for node in tree.body
+    )
+
+
+# --- a Runner on a session kept across turns ---------------------------------------------------
+
+
+def _runs(facts) -> list[tuple[cst.Call, cst.Call]]:
+    """(run call, the Runner(...) it runs on) for the module's runs that continue a session."""
+    key = __name__ + ".runs"
+    if key not in facts.framework_data:
+        found = []
+        for call in facts.nodes.calls:
+            if callee_name(call) not in RUNS or not isinstance(call.func, cst.Attribute):
+                continue
+            runner = _value(facts, call.func.value)
+            if isinstance(runner, cst.Call) and _adk(facts, runner, RUNNERS) and _continues(facts, call):
+                found.append((call, runner))
+        facts.framework_data[key] = found
+    return facts.framework_data[key]
+
+
+def _continues(facts, run: cst.Call) -> bool:
+    """The run adds a turn to a session that outlives it: its session was not created for it
+    (`create_session` in the same function, outside any loop around the run), and the run is
+    repeated (in a loop, or in a handler taking the turn as a parameter)."""
+    session = keyword(run, "session_id")
+    if session is None:
+        return False
+    function = facts.function_of(run)
+    value = session.value.value if isinstance(session.value, cst.Attribute) else session.value
+    created = _value(facts, value) if isinstance(value, cst.Name) else value
+    if isinstance(created, cst.Call) and callee_name(created) == "str" and created.args:
+        created = created.args[0].value  # str(uuid4())
+    # `async for event in runner.run_async(...)` iterates the run's events: not a loop of turns
+    loops = [loop for loop in facts.loops_of(run) if not (isinstance(loop, cst.For) and facts.inside(run, loop.iter))]
+    if isinstance(created, cst.Call) and callee_name(created) in FRESH:
+        if facts.function_of(created) is function and all(facts.inside(created, loop) for loop in loops):
+            return False
+    if loops:
+        return True
+    if function is None:
+        return False
+    params = [p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+              if p.name.value not in ("self", "cls")]
+    return bool(params or function.decorators)
+
+
+def _unbounded(facts, runner: cst.Call, run: cst.Call) -> str | None:
+    """The agent a runner sends whole sessions for, or None when a bound (or a setting the
+    module does not show) may cut it."""
+    config = keyword(run, "run_config")
+    if config is not None:
+        value = _value(facts, config.value)
+        if not isinstance(value, cst.Call) or keyword(value, "get_session_config") is not None:
+            return None
+    app = keyword(runner, "app")
+    if app is not None:
+        value = _value(facts, app.value)
+        if not (isinstance(value, cst.Call) and callee_name(value) == "App"):
+            return None  # an app built elsewhere may compact
+        if keyword(value, "events_compaction_config") is not None:
+            return None
+        agent = keyword(value, "root_agent")
+    else:
+        agent = keyword(runner, "agent") or positional(runner, 0)
+    if agent is None or isinstance(agent.value, cst.Name) and agent.value.value == "None" or _contents_none(facts, agent.value):
+        return None  # no agent yet (set later on the runner), or one sent the current turn only
+    return facts.code(agent.value)
+
+
+def memories(facts) -> list[Kept]:
+    if not _imports_adk(facts):
+        return []
+    found, seen = [], set()
+    for run, runner in _runs(facts):
+        agent = _unbounded(facts, runner, run) if id(runner) not in seen else None
+        seen.add(id(runner))
+        if agent is None:
+            continue
+        runs = [facts.rule.span(r) for r, same in _runs(facts) if same is runner]
+        name = f"{facts.code(run.func.value)}.{callee_name(run)}"
+        found.append(Kept(runner, f"ADK `{callee_name(runner)}` runs `{agent}` on a session kept across turns "
+                          f"(`{name}(..., session_id=...)`) with no events compaction: the agent's default "
+                          "`include_contents='default'` sends every event of the session to the model on each call "
+                          "(google-adk 2.13)", ADVICE["adk"],
+                          {"history": "session events", "framework": "google-adk", "storage": "framework", "sink": name,
+                           "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs]}))
+    return found
+
+
+def fix(finding: Finding, module: cst.Module, wrapper, lines):
+    """`runner.run_async(...)` -> `runner.run_async(..., run_config=RunConfig(get_session_config=
+    GetSessionConfig(num_recent_events=50)))` on each run of the runner: the session keeps every
+    event, each call is sent the last 50 (flat in tests against the real runner). Unsafe:
+    `RunConfig` forbids unknown fields before google-adk 1.28, and before 2.x a window's first
+    event may be a function response without its call (2.13 drops those orphans:
+    flows/llm_flows/context/_contents.py). Compaction needs the runner rebuilt around an `App`;
+    `include_contents='none'` makes the agent forget the conversation: advice."""
+    if finding.properties.get("framework") != "google-adk":
+        return None
+    edits = []
+    for line, col, end_line, end_col in finding.properties.get("runs", ()):
+        call = call_at(wrapper, Span(line, col, end_line, end_col))
+        if call is None or keyword(call, "run_config") is not None:
+            return None, ADVICE["adk"]
+        fixed = with_keyword(call, "run_config", f"RunConfig(get_session_config=GetSessionConfig("
+                             f"num_recent_events={RECENT_EVENTS}))")
+        edits.append(Edit(Span(line, col, end_line, end_col), module.code_for_node(fixed)))
+    for statement in RUN_CONFIG_IMPORTS:
+        if name_is_taken(module, statement.rsplit(" ", 1)[1], statement):
+            return None, ADVICE["adk"]
+        edit = import_edit(module, wrapper, lines, statement, min(e.span.line for e in edits)) if edits else None
+        edits += [edit] if edit is not None else []
+    if not edits:
+        return None, ADVICE["adk"]
+    return Fix(f"Send each model call the last {RECENT_EVENTS} events of the session (google-adk 1.28 or later); "
+               "the session keeps every event", tuple(edits), safe=False), ADVICE["adk"]
+
+
+# --- tools ---------------------------------------------------------------------------------------
+
+
+def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
+    """`Agent(tools=[...])`: the model calls them and reads what they return."""
+    return arg.keyword is not None and arg.keyword.value == "tools" and _adk(facts, call, LLM_AGENTS)
+
+
+# --- sub-agent transfer -------------------------------------------------------------------------
+
+
+def handoffs(facts) -> list[Handoff]:
+    """An LlmAgent served across turns whose `sub_agents` keep the default contents."""
+    if not _imports_adk(facts):
+        return []
+    served = _served_agents(facts)
+    found = []
+    for call in facts.nodes.calls:
+        listed = keyword(call, "sub_agents")
+        if listed is None or id(call) not in served or not _adk(facts, call, LLM_AGENTS):
+            continue
+        if not isinstance(listed.value, (cst.List, cst.Tuple)):
+            continue
+        whole = [facts.code(e.value) for e in listed.value.elements
+                 if not isinstance(e, cst.StarredElement) and not _contents_none(facts, e.value)]
+        if whole:
+            names = ", ".join(f"`{n}`" for n in whole)
+            verbs = ("takes", "is", "it pays") if len(whole) == 1 else ("take", "are", "each pays")
+            found.append(Handoff(listed.value, f"{names} in `sub_agents=[...]` {verbs[0]} over by transfer and, with "
+                                 f"`include_contents='default'` (google-adk's default), {verbs[1]} sent every event of "
+                                 f"the session: {verbs[2]} for the whole conversation again on every call.",
+                                 HANDOFF_ADVICE))
+    return found
+
+
+def _served_agents(facts) -> set[int]:
+    """Ids of the agents whose tree answers across turns: the module's `root_agent`, an
+    `App`'s `root_agent=`, the agent of a runner whose runs continue a session."""
+    found = [node.value for node in facts.nodes.assigns if isinstance(node, cst.Assign)
+             and facts.function_of(node) is None
+             and any(isinstance(t.target, cst.Name) and t.target.value == ROOT for t in node.targets)]
+    found += [_value(facts, keyword(call, "root_agent").value) for call in facts.nodes.calls
+              if callee_name(call) == "App" and keyword(call, "root_agent") is not None]
+    found += [_value(facts, agent.value) for _, runner in _runs(facts)
+              for agent in [keyword(runner, "agent") or positional(runner, 0)] if agent is not None]
+    return {id(value) for value in found if value is not None}
+
+
+# --- agents served across turns, for their instructions -------------------------------------
 
 
 def is_llm_agent(qualified: Iterable[str]) -> bool:

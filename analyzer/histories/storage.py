@@ -63,8 +63,8 @@ class StorageFacts:
         return self._storage_cache[key]
 
     def _storage_of(self, expr: cst.CSTNode, seen: frozenset) -> Storage | None:
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state)
+        if isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+            kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state, a thread)
             if kept is not None:
                 return kept
         if isinstance(expr, cst.Attribute):

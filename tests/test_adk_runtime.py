@@ -1,0 +1,90 @@
+"""The real Google ADK runner, a recording model: an agent run on one session sends every event of
+the session on each call, and chatbound's fix (a run_config loading recent events only) keeps the
+send flat while the session still keeps every event. ADK's other bound, include_contents='none',
+is flat too and not reported."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+pytest.importorskip("google.adk")
+from google.adk.models.base_llm import BaseLlm  # noqa: E402
+from google.adk.models.llm_response import LlmResponse  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from chatbound.analysis import analyze_source  # noqa: E402
+from chatbound.apply import apply_edits  # noqa: E402
+from chatbound.registry import all_rules  # noqa: E402
+
+APP = '''\
+from google.adk.agents import Agent
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+
+
+def build(model, contents="default"):
+    global runner
+    desk = Agent(name="desk", model=model, instruction="Help the customer.", include_contents=contents)
+    runner = InMemoryRunner(agent=desk, app_name="desk")
+    return runner
+
+
+async def ask(text):
+    content = types.Content(role="user", parts=[types.Part(text=text)])
+    async for event in runner.run_async(user_id="u", session_id="s", new_message=content):
+        pass
+'''
+TURNS = 30
+
+
+class Recording(BaseLlm):
+    """Answers every call and keeps how many contents each one was sent."""
+
+    sent: list[int] = []
+
+    async def generate_content_async(self, llm_request, stream=False):
+        self.sent.append(len(llm_request.contents))
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="Done.")]))
+
+
+def run(source: str, contents: str = "default") -> tuple[list[int], int]:
+    namespace: dict = {}
+    exec(compile(source, "app.py", "exec"), namespace)
+    model = Recording(model="recording", sent=[])
+    runner = namespace["build"](model, contents)
+
+    async def chat() -> int:
+        await runner.session_service.create_session(app_name="desk", user_id="u", session_id="s")
+        for turn in range(TURNS):
+            await namespace["ask"](f"question {turn}")
+        session = await runner.session_service.get_session(app_name="desk", user_id="u", session_id="s")
+        return len(session.events)
+
+    logging.disable(logging.WARNING)  # ADK warns that the recording model reports no token usage
+    try:
+        kept = asyncio.run(chat())
+    finally:
+        logging.disable(logging.NOTSET)
+    return model.sent, kept
+
+
+def test_a_runner_on_one_session_sends_every_event_and_the_fix_keeps_it_flat():
+    rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
+    [finding] = analyze_source(APP, "app.py", rules).findings
+    assert (finding.span.line, finding.fix is not None, finding.fix.safe) == (9, True, False)
+    before, kept_before = run(APP)
+    assert before == [2 * turn + 1 for turn in range(TURNS)]  # every earlier question and answer, and the new one
+    after, kept_after = run(apply_edits(APP, finding.fix.edits))
+    assert max(after) <= 51 and after[-4:] == [after[-1]] * 4
+    assert kept_after == kept_before == 2 * TURNS  # the session keeps every event
+
+
+def test_include_contents_none_is_flat_and_not_reported():
+    source = APP.replace('include_contents=contents', 'include_contents="none"')
+    rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
+    assert analyze_source(source, "app.py", rules).findings == []
+    sent, kept = run(source)
+    assert sent == [1] * TURNS and kept == 2 * TURNS
