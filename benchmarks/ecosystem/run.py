@@ -40,7 +40,9 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 MARKER = ".ecosystem-commit"
-INSTALLED = ".chatbound-installed"  # the commit `--install` last installed
+# The commit `--install` last installed, kept in the environment it went into (not in the
+# shared work folder, where another checkout's install would overwrite it).
+INSTALLED = Path(sys.prefix) / ".chatbound-ecosystem-installed"
 
 
 @dataclass(frozen=True)
@@ -189,11 +191,11 @@ def chatbound_commit(source: Path) -> str:
     return done.stdout.strip() or "unknown"
 
 
-def install(source: Path, work: Path) -> None:
+def install(source: Path) -> None:
     """Install the engine and the analyzer of `source`'s HEAD into this interpreter's
     environment from a clean export, so the numbers belong to that commit and the checkout
     gets no build folders."""
-    export = work / ".chatbound-src"
+    export = Path(sys.prefix) / ".chatbound-src"
     shutil.rmtree(export, ignore_errors=True)
     export.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(source), "archive", "HEAD"], capture_output=True, check=True).stdout
@@ -202,16 +204,15 @@ def install(source: Path, work: Path) -> None:
     pip = [sys.executable, "-m", "pip", "install", "-q"]
     subprocess.run([*pip, "--no-deps", "--force-reinstall", *packages], check=True)
     subprocess.run([*pip, *packages], check=True)  # dependencies the commit added
-    (work / INSTALLED).write_text(chatbound_commit(source) + "\n")
+    INSTALLED.write_text(chatbound_commit(source) + "\n")
 
 
-def tested_commit(source: Path, work: Path) -> str:
+def tested_commit(source: Path) -> str:
     """The commit `--install` last installed; the source's HEAD, marked unverified, otherwise."""
-    marker = work / INSTALLED
     head = chatbound_commit(source)
-    if not marker.exists():
+    if not INSTALLED.exists():
         return f"{head} (not installed by --install: unverified)"
-    installed = marker.read_text().strip()
+    installed = INSTALLED.read_text().strip()
     return installed if installed == head else f"{installed} (installed; {source} is now at {head})"
 
 
@@ -233,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.install:
-        install(args.source, args.work)
+        install(args.source)
     projects = [p for p in load_projects(args.projects) if not args.only or p.name in args.only]
     outcomes = []
     for project in projects:
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         outcomes.append(check(project, tree, args.chatbound, args.timeout))
         print(f"{project.name}: {len(outcomes[-1].findings)} findings, {outcomes[-1].seconds:.1f} s", file=sys.stderr)
 
-    commit = tested_commit(args.source, args.work)
+    commit = tested_commit(args.source)
     judged = judged_file.load(args.judged)
     current = [f for o in outcomes for f in o.findings]
     ran = {o.project.name for o in outcomes if o.ran}
