@@ -96,16 +96,24 @@ class Cache:
         self._hashes: dict[str, str | None] = {}  # content hashes of the files this run read or checked
         self._skipped: set[str] | None = None  # read on first use
         self._new_skips: list[str] = []
+        self._keys: dict[str, tuple[bytes, str]] = {}  # shown path -> (the bytes it was read as, their key)
+        self._folders: set[Path] = set()  # made in this run
 
     @classmethod
     def open(cls, root: Path, select: Iterable[str], ignore: Iterable[str], options: dict[str, Any]) -> "Cache":
         return cls(root, run_key(select, ignore, options))
 
     def _key(self, shown: str, source: bytes) -> str:
+        """The entry's key; computed once per file and run (`get`, then `put` or `skip`)."""
+        known = self._keys.get(shown)
+        if known is not None and known[0] is source:
+            return known[1]
         content = hashlib.sha256(source).digest()
         self._hashes.setdefault(os.path.abspath(shown), content.hex())  # for the results that rest on it
         named = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).digest()
-        return hashlib.sha256(named + content).hexdigest()
+        key = hashlib.sha256(named + content).hexdigest()
+        self._keys[shown] = (source, key)
+        return key
 
     def _hash(self, path: str) -> str | None:
         """A file's content hash, read once per run (those the run read are known already)."""
@@ -179,8 +187,10 @@ class Cache:
         self._new_skips = []
 
     def _write(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._ignore_in_git()
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._ignore_in_git()
+            self._folders.add(path.parent)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(handle, "wb") as stream:

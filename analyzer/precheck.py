@@ -71,10 +71,24 @@ class Triggers:
     # groups of shapes that must all match; a shape matches where one of its alternatives does
     shapes: tuple[tuple[tuple[Alternative, ...], ...], ...]
 
+    @functools.cached_property
+    def needed(self) -> frozenset[bytes] | None:
+        """Words one of which every match of a trigger contains (None when some trigger needs
+        none): most files hold none of them, and are rejected by one set test."""
+        needs = [frozenset(self.words)]
+        for group in self.shapes:
+            anchored = [_needed(shape) for shape in group if _needed(shape) is not None]
+            if not anchored:
+                return None
+            needs.append(min(anchored, key=len))
+        return frozenset().union(*needs)
+
     def search(self, source: bytes, lowered: bytes, present: set[bytes], seen: dict) -> bool:
         """Whether a trigger occurs, given the words `present` in the lower-cased text; `seen`
         keeps each shape's answer for the file, so a shape several rules declare (the memory
         rules share theirs) is searched once."""
+        if self.needed is not None and present.isdisjoint(self.needed):
+            return False
         if not present.isdisjoint(self.words):
             return True
 
@@ -92,6 +106,13 @@ class Triggers:
     def anchors(self) -> frozenset[bytes]:
         """Every word the search looks up."""
         return frozenset(self.words).union(*(a for group in self.shapes for shape in group for a, _, _ in shape if a))
+
+
+def _needed(shape: tuple[Alternative, ...]) -> frozenset[bytes] | None:
+    """Words one of which every match of the shape contains, or None."""
+    if any(anchors is None for anchors, _, _ in shape):
+        return None
+    return frozenset().union(*(anchors for anchors, _, _ in shape))
 
 
 _REPEATS = {_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", _parser.MAX_REPEAT)}

@@ -94,6 +94,17 @@ def rule_options(settings: Settings) -> dict:
     return {**settings.options, "encoding": settings.encoding, "turn-tokens": settings.turn_tokens}
 
 
+def _folder(path: Path, known: dict[str, str]) -> str:
+    """The folder of the file, through symlinks (`path.resolve().parent`), resolved once per
+    folder: a tree of thousands of files has a few hundred folders."""
+    if os.path.islink(path):
+        return str(path.resolve().parent)
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in known:
+        known[folder] = os.path.realpath(folder)
+    return known[folder]
+
+
 def read_source(path: Path, shown: str) -> bytes | FileError:
     """The file's bytes, or why they cannot be had: missing, unreadable, a symlink loop,
     not a regular file (a FIFO would block the run), or larger than MAX_FILE_BYTES (a
@@ -192,6 +203,9 @@ def run(
         else:
             misses.append((index, path, shown, source))
     rules: tuple[type[Rule], ...] = ()
+    pool = None
+    if sum(len(miss[3]) for miss in misses) >= POOL_PRECHECK_BYTES and _workers() > 1:
+        pool = _started_pool(_workers())  # its workers load LibCST and the rules while this process reads on
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
@@ -201,8 +215,9 @@ def run(
     jobs: list[_Job] = []
     done: list[tuple[_Job, FileResult]] = []
     notebooks: dict[int, bytes] = {}  # a notebook's own bytes, which key its cache entry
+    folders: dict[str, str] = {}
     for index, path, shown, source in misses:
-        job = _Job(index, shown, str(path.resolve().parent), source, rules, not precheck, project=project)
+        job = _Job(index, shown, _folder(path, folders), source, rules, not precheck, project=project)
         if is_notebook(shown):
             notebooks[index] = source
         opened = _notebook_job(job) if is_notebook(shown) else job
@@ -216,7 +231,7 @@ def run(
         jobs = [job for job in narrowed if job.rules]
 
     with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
-        done.extend(_analyze_all(jobs, options, advance))
+        done.extend(_analyze_all(jobs, options, advance, pool))
     for job, file_result in sorted(done, key=lambda pair: pair[0].index):
         if job.cells is not None:
             file_result = in_cells(file_result, job.cells)
@@ -378,15 +393,16 @@ def _workers() -> int:
 
 
 def _analyze_all(
-    jobs: list[_Job], options: dict, advance: Callable[[int], None]
+    jobs: list[_Job], options: dict, advance: Callable[[int], None], pool: ProcessPoolExecutor | None = None
 ) -> Iterator[tuple[_Job, FileResult]]:
+    """`pool`, when given, was started early (see `_started_pool`)."""
     workers = _workers()
-    if workers < 2 or len(jobs) < 2 * workers or sum(len(j.source) for j in jobs) < PARALLEL_MIN_BYTES:
+    if pool is None and (workers < 2 or len(jobs) < 2 * workers or sum(len(j.source) for j in jobs) < PARALLEL_MIN_BYTES):
         for job in jobs:
             yield job, _analyze_chunk([job], options)[0]
             advance(1)
         return
-    yield from _in_pool(jobs, options, workers, advance)
+    yield from _in_pool(jobs, options, workers, advance, pool)
 
 
 def _chunks(jobs: list[_Job], workers: int) -> list[list[_Job]]:
@@ -412,16 +428,38 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
+def _loaded() -> None:
+    """A worker's first task: load what analysing a file needs."""
+    from . import analysis, registry
+
+    registry.all_rules()
+    assert analysis
+
+
+def _started_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool whose workers are already loading LibCST and the rules (half a second each),
+    while this process reads, selects the rules and prepares the jobs."""
+    pool = _pool(workers)
+    for _ in range(workers):
+        pool.submit(_loaded)
+    return pool
+
+
 def _in_pool(
-    jobs: list[_Job], options: dict, workers: int, advance: Callable[[int], None]
+    jobs: list[_Job], options: dict, workers: int, advance: Callable[[int], None],
+    started: ProcessPoolExecutor | None = None,
 ) -> Iterator[tuple[_Job, FileResult]]:
-    """Chunks over a spawn pool. A worker that dies (a crash in native code) breaks the pool:
-    the chunks then in flight are retried one file at a time in a single-worker pool, where
-    the file that kills its worker is found and reported; the rest carry on in a new pool."""
+    """Chunks over a spawn pool (`started`, or a new one). A worker that dies (a crash in
+    native code) breaks the pool: the chunks then in flight are retried one file at a time in a
+    single-worker pool, where the file that kills its worker is found and reported; the rest
+    carry on in a new pool. A pool is left to wind down while the run writes its results."""
     pending = deque(_chunks(jobs, workers))
+    if started is not None and not pending:
+        started.shutdown(wait=False)
     suspects: list[_Job] = []
     while pending:
-        with _pool(workers) as pool:
+        pool, started = started or _pool(workers), None
+        with _winding_down(pool):
             inflight: dict[Future, list[_Job]] = {}
             try:
                 while pending or inflight:
@@ -438,6 +476,16 @@ def _in_pool(
             except BrokenProcessPool:
                 suspects.extend(job for chunk in inflight.values() for job in chunk)
     yield from _one_by_one(deque(suspects), options, advance)
+
+
+@contextlib.contextmanager
+def _winding_down(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """The pool shut down without waiting for its workers to exit (their interpreters take a
+    moment to tear down); the interpreter's exit waits for them."""
+    try:
+        yield
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:

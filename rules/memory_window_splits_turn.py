@@ -3,6 +3,7 @@ traffic or a system message, so the window can cut a turn in two."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -10,7 +11,7 @@ import libcst as cst
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, History, walk
-from chatbound.messages import ROLE_CLASSES, callee_name, is_count_slice, slice_of, string, window_triggers
+from chatbound.messages import ROLE_CLASSES, ast_callee_name, callee_name, is_count_slice, slice_of, string, window_triggers
 from chatbound.rule import Invalid
 from chatbound.sinks import keyword, positional, triggers
 
@@ -21,6 +22,30 @@ SUGGESTION = (
     "result never loses its call."
 )
 TRIM_SUGGESTION = 'Pass `start_on="human"` and `include_system=True` so the window starts at a user turn and keeps the system prompt.'
+
+
+def has_count_window(tree: ast.Module) -> bool:
+    """Whether the file holds a count window the rule can report, on CPython's tree: a slice
+    from a negative start (`h[-N:]`, `is_count_slice`), a `del h[:N]`, a `deque(maxlen=N)`
+    (`is_ring`) or a `trim_messages` call: every window the chat facts record is one of these."""
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Subscript and _negative_start(node.slice):
+            return True
+        if kind is ast.Call and (name := ast_callee_name(node)) in ("trim_messages", "deque"):
+            if name == "trim_messages" or len(node.args) > 1 or any(k.arg == "maxlen" for k in node.keywords):
+                return True
+        if kind is ast.Delete:
+            for target in node.targets:
+                for item in target.elts if isinstance(target, ast.Tuple) else (target,):
+                    part = item.slice if isinstance(item, ast.Subscript) else None
+                    if isinstance(part, ast.Slice) and part.lower is None and part.upper is not None:
+                        return True
+    return False
+
+
+def _negative_start(part: ast.expr) -> bool:
+    return isinstance(part, ast.Slice) and isinstance(part.lower, ast.UnaryOp) and isinstance(part.lower.op, ast.USub)
 
 
 class MemoryWindowSplitsTurn(ChatRule):
@@ -92,6 +117,11 @@ class MemoryWindowSplitsTurn(ChatRule):
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"
     TRIGGERS = (*triggers(), *window_triggers())  # a model call, a chat memory, or a window over messages
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """Most files with a model call hold no count window, and nothing to report here."""
+        return has_count_window(tree)
     NAME = "memory-window-splits-turn"
     SEVERITY = Severity.MEDIUM
     SUMMARY = "A message-count window can cut a tool call from its result or drop the system prompt."

@@ -71,3 +71,25 @@ def test_a_retrieval_file_without_a_number_over_the_limit_is_not_parsed():
     code = b"docs = store.similarity_search(q, k=4)\nretriever = index.as_retriever(similarity_top_k=TOP_K)\n"
     assert rules_for(code, [rule], {"max-top-k": 8}) == ()
     assert rules_for(code, [rule], {"max-top-k": 3}) == (rule,)
+
+
+SEND = 'r = client.chat.completions.create(model="m", messages=history)\n'
+
+
+def test_files_with_a_model_call_but_no_count_window_are_not_parsed_for_the_window_rule():
+    rule = RULES["MEMORY-WINDOW-SPLITS-TURN"]
+    for code in (SEND, "history.append(m)\nhistory.pop()\n" + SEND, "x = history[1:]\ndel history[2]\n" + SEND):
+        assert rules_for(code.encode(), [rule]) == (rule,), code  # the model call is there
+        assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
+    for window in ("history[-20:]", "del history[:-20]", "deque(maxlen=20)", "deque([], 20)",
+                   "trim_messages(history, max_tokens=9)", "del (history[:2], x)"):
+        code = f"w = {window}\n" if not window.startswith("del") else window + "\n"
+        assert rules_to_run((code + SEND).encode(), [rule], {}) == ((rule,), True), window
+
+
+def test_the_memory_fixtures_give_the_same_window_findings_with_and_without_the_prechecks(monkeypatch):
+    folder = FIXTURES / "memory"
+    monkeypatch.chdir(folder)
+    settings = Settings(root=folder, select=["MEMORY-WINDOW-SPLITS-TURN"])
+    with_precheck = run([folder], settings)
+    assert _found(with_precheck) == _found(run([folder], settings, precheck=False)) and with_precheck.findings
