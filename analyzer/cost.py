@@ -11,7 +11,7 @@ from html import escape
 from typing import Sequence
 
 from .findings import Finding
-from .projection import DEFAULT_TURN_TOKENS, PROJECTED_RULES, TURNS, Projection, project
+from .projection import DEFAULT_TURN_TOKENS, PROJECTED_RULES, SECONDS_PER_TURN, TURNS, Projection, project, turn_model
 from .compaction.tokens import DEFAULT_ENCODING
 
 SERIES = (  # name, label, terminal mark, SVG colour
@@ -41,7 +41,8 @@ def costed(
         if finding.rule_id not in PROJECTED_RULES:
             continue
         system = int(finding.properties.get("projection", {}).get("system_tokens", 0))
-        out.append(Costed(finding, project(turns, turn_tokens, system, encoding=encoding)))
+        lifetime = int(finding.properties.get("lifetime_seconds", 0))
+        out.append(Costed(finding, project(turns, turn_tokens, system, encoding=encoding, lifetime_seconds=lifetime)))
     return out
 
 
@@ -53,8 +54,9 @@ def table(items: Sequence[Costed], price: float | None = None) -> str:
     """One row per finding: tokens at the last turn and over the session, as written and bounded."""
     if not items:
         return "No history findings to cost."
-    turns = items[0].projection.turns
-    head = ["finding", "rule", f"turn {turns}", "bounded", "session", "bounded", "ratio"]
+    turns = max(item.projection.turns for item in items)
+    shorter = [item for item in items if item.projection.turns < turns]
+    head = ["finding", "rule", f"turn {turns}" if not shorter else "last turn", "bounded", "session", "bounded", "ratio"]
     if price is not None:
         head += ["$ session", "$ bounded"]
     rows = [head]
@@ -76,9 +78,15 @@ def table(items: Sequence[Costed], price: float | None = None) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     p = items[0].projection
     lines.append(
-        f"\n{turns} turn{'s' if turns != 1 else ''} of {p.turn_tokens} tokens (a user message, a tool call and its result, a reply; "
-        f"{p.encoding}); bounded = the last {p.window_turns} turns + a rolling summary, system prompt kept."
+        f"\n{turn_model(turns, p.turn_tokens, p.encoding)}, after the system prompt each send shows "
+        f"({', '.join(sorted({f'{i.projection.system_tokens:,}' for i in items}))} tokens); bounded = the last "
+        f"{p.window_turns} turns + a rolling summary, system prompt kept. A turn is counted once it ends, its reply "
+        "included; `chatbound verify` counts what one model call sends (before the turn's reply, over sessions "
+        "of 0 to 3 tool calls a turn) and reports this count beside its own."
     )
+    lines += [f"{item.location}: {item.projection.turns} turns, as many as its store's "
+              f"{item.projection.lifetime_seconds:,} s time to live holds at one turn every {SECONDS_PER_TURN} s."
+              for item in shorter]
     return "\n".join(lines)
 
 

@@ -46,6 +46,7 @@ DEFAULT_TURN_TOKENS = 400
 SHARES = (0.25, 0.10, 0.45, 0.20)
 FILLER = " word"  # one cl100k token per repetition
 SHADOW_PROMPT = "Summarize our conversation so far."
+SECONDS_PER_TURN = 60  # the turn rate assumed where a store's time to live ends the session
 
 
 def sized(make: Callable[[str], Message], target: int, count: Callable[[str], int]) -> Message:
@@ -60,8 +61,9 @@ def sized(make: Callable[[str], Message], target: int, count: Callable[[str], in
     return make(FILLER * low)
 
 
-def representative_turn(n: int, turn_tokens: int, count: Callable[[str], int]) -> list[Message]:
-    """Turn ``n``: user message, tool call, tool result, reply; ``turn_tokens`` in all.
+def representative_turn(n: int, turn_tokens: int, count: Callable[[str], int], tools: bool = True) -> list[Message]:
+    """Turn ``n``: user message, tool call, tool result, reply (without ``tools``: user message
+    and reply, their shares scaled up); ``turn_tokens`` in all.
 
     Only the tool call id tells turns apart (it is not part of what is counted), so every
     turn has the same texts and the same size.
@@ -73,12 +75,20 @@ def representative_turn(n: int, turn_tokens: int, count: Callable[[str], int]) -
         lambda text: Message("tool", f"Result:{text}", tool_call_id=call_id, name="lookup"),
         lambda text: Message("assistant", f"Answer:{text}"),
     )
+    kept = [i for i in range(len(makers)) if tools or i in (0, 3)]
+    total = sum(SHARES[i] for i in kept)
     turn: list[Message] = []
-    for make, share in zip(makers, SHARES):
+    for i in kept:
         spent = sum(count(event_text(message)) for message in turn)
-        target = turn_tokens - spent if len(turn) == len(SHARES) - 1 else round(turn_tokens * share)
-        turn.append(sized(make, target, count))
+        target = turn_tokens - spent if i == kept[-1] else round(turn_tokens * SHARES[i] / total)
+        turn.append(sized(makers[i], target, count))
     return turn
+
+
+def turn_model(turns: int, turn_tokens: int, encoding: str, tools: bool = True) -> str:
+    """The simulated session in words, as `chatbound cost` and `chatbound verify` state it."""
+    shape = "a user message, one tool call and its result, a reply" if tools else "a user message and a reply"
+    return f"{turns} turn{'s' if turns != 1 else ''} of {turn_tokens} tokens ({shape}; {encoding})"
 
 
 def system_message(system_tokens: int, count: Callable[[str], int]) -> Message:
@@ -134,6 +144,7 @@ class Projection:
     as_written: tuple[int, ...]
     window_summary: tuple[int, ...]
     window: tuple[int, ...]
+    lifetime_seconds: int = 0  # the session ends with its store's time to live (0: it does not)
 
     @property
     def variants(self) -> dict[str, tuple[int, ...]]:
@@ -151,6 +162,8 @@ class Projection:
             "window_turns": self.window_turns,
             "encoding": self.encoding,
         }
+        if self.lifetime_seconds:
+            out.update(lifetime_seconds=self.lifetime_seconds, seconds_per_turn=SECONDS_PER_TURN)
         for name, series in self.variants.items():
             out[name] = {"last_turn": series[-1], "session": sum(series)}
             if name != "as_written":
@@ -159,8 +172,10 @@ class Projection:
 
     def note(self) -> str:
         written, bounded = self.as_written, self.window_summary
+        within = (f" within the {self.lifetime_seconds:,} s time to live, at one turn every {SECONDS_PER_TURN} s"
+                  if self.lifetime_seconds else "")
         return (
-            f"cost: turn {self.turns} sends {written[-1]:,} tokens, {sum(written):,} over the session; "
+            f"cost{within}: turn {self.turns} sends {written[-1]:,} tokens, {sum(written):,} over the session; "
             f"last {self.window_turns} turns + summary: {bounded[-1]:,} and {sum(bounded):,} "
             f"({self.ratio('window_summary')}x less; plain window {self.ratio('window')}x)"
         )
@@ -172,13 +187,18 @@ def project(
     system_tokens: int = 0,
     window_turns: int = WINDOW_TURNS,
     encoding: str = DEFAULT_ENCODING,
+    lifetime_seconds: int = 0,
 ) -> Projection:
+    """The projection over ``turns`` turns, or fewer when a session lasts only
+    ``lifetime_seconds`` (one turn every SECONDS_PER_TURN)."""
+    if lifetime_seconds:
+        turns = max(1, min(turns, lifetime_seconds // SECONDS_PER_TURN))
     run = functools.partial(simulate, turns, turn_tokens, system_tokens, encoding=encoding)
     count = get_encoder(encoding)
     measured = sum(count(event_text(message)) for message in representative_turn(1, turn_tokens, count))
     return Projection(
         turns, measured, system_tokens, window_turns, get_encoder(encoding).encoding.removesuffix("_offline"),
-        run(), run(window_turns, True), run(window_turns, False),
+        run(), run(window_turns, True), run(window_turns, False), lifetime_seconds,
     )
 
 
@@ -354,6 +374,7 @@ def attach_projections(
             turn_tokens=int(options.get("turn-tokens", DEFAULT_TURN_TOKENS)),
             system_tokens=count(event_text(Message("system", prompt))) if prompt else 0,
             encoding=encoding,
+            lifetime_seconds=int(finding.properties.get("lifetime_seconds", 0)),
         )
         properties = dict(finding.properties)
         properties["projection"] = projection.properties()

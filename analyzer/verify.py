@@ -19,7 +19,7 @@ documented semantics (strategy, ``max_tokens``, ``token_counter=len``, ``start_o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import libcst as cst
@@ -30,7 +30,8 @@ from .compaction import Message, ToolCall, bounded_view, event_text, from_openai
 from .findings import Finding, Severity
 from .histories import is_ring
 from .messages import callee_name, is_count_slice, slice_of, string
-from .projection import representative_turn, system_message
+from .projection import TURNS as COST_TURNS
+from .projection import representative_turn, system_message, system_prompt, turn_model
 from .compaction.tokens import get_encoder
 from .values import constant
 from .visitors import children
@@ -56,6 +57,7 @@ class Bound:
     arguments: dict[str, Any]
     system_in_history: bool = False
     tool_traffic: bool = True
+    send_system_tokens: int = 0  # the system prompt the send shows, as `chatbound cost` counts it
 
     def describe(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
@@ -93,7 +95,20 @@ class BoundReader(ChatRule):
             tools = any(h.tool_traffic for h in histories) if histories else anywhere
             bound = self.read(node, system, tools)
             if bound is not None:
+                bound = replace(bound, send_system_tokens=self._send_system_tokens(facts, node))
                 self.report(node, bound.describe(), properties={"bound": bound})
+
+    def _send_system_tokens(self, facts, node: cst.CSTNode) -> int:
+        """The tokens of the system prompt the call ``node`` is passed to shows (projection.py's
+        reading, what `chatbound cost` projects with), 0 when it shows none."""
+        parent = facts.parent(node)
+        while parent is not None and not isinstance(parent, cst.Call):
+            parent = facts.parent(parent)
+        prompt = system_prompt(self.context.module, parent, self.context.directory) if parent is not None else None
+        if not prompt:
+            return 0
+        count = get_encoder(self.context.options.get("encoding", "cl100k_base"))
+        return sum(count(event_text(m)) for m in from_openai([{"role": "system", "content": prompt}]))
 
     def bound_node(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The expression that states the bound: the slice of `h = h[-N:]`, the target of `del`."""
@@ -210,8 +225,10 @@ def view_of(bound: Bound, messages: list, count: Callable[[dict], int]) -> list:
 @dataclass
 class Verdict:
     bound: Bound
-    worst_tokens: int = 0
+    worst_tokens: int = 0  # the most one model call sends
     problems: list[str] = field(default_factory=list)
+    end_tokens: int = 0  # the view once the last turn has ended, its reply included
+    cost_tokens: int = 0  # end_tokens in `chatbound cost`'s session: its turns, its system prompt
 
     @property
     def holds(self) -> bool:
@@ -220,7 +237,11 @@ class Verdict:
 
 def _turn(n: int, batches: Sequence[int], turn_tokens: int, count) -> list[list[Message]]:
     """Turn ``n`` in call-sized steps: [user], then per batch one assistant message making
-    that many parallel tool calls and their results, then [reply] (which no call sends)."""
+    that many parallel tool calls and their results, then [reply] (which no call sends). A
+    turn without tool calls is a user message and a reply of ``turn_tokens`` in all."""
+    if not any(batches):
+        user, reply = representative_turn(n, turn_tokens, count, tools=False)
+        return [[user], [reply]]
     user, call, result, reply = representative_turn(n, turn_tokens, count)
     steps = [[user]]
     for b, size in enumerate(batches):
@@ -237,18 +258,22 @@ def verify_bound(bound: Bound, turns: int = TURNS, turn_tokens: int = 400, encod
     """Run ``bound`` over every session rhythm; the problems of all, the worst call of any."""
     verdict = Verdict(bound)
     for rhythm in SESSIONS if bound.tool_traffic else PLAIN_SESSIONS:
-        one = simulate_bound(bound, rhythm, turns, turn_tokens, encoding)
+        one = simulate_bound(bound, rhythm, turns, turn_tokens, encoding, bound.send_system_tokens or SYSTEM_TOKENS)
         verdict.worst_tokens = max(verdict.worst_tokens, one.worst_tokens)
         kinds = {_kind(p) for p in verdict.problems}
         verdict.problems.extend(p for p in one.problems if _kind(p) not in kinds)
+    as_cost = replace(bound, system_in_history=False)  # cost's session: one tool call a turn, the send's prompt
+    verdict.cost_tokens = simulate_bound(as_cost, ((1,),), COST_TURNS, turn_tokens, encoding,
+                                         bound.send_system_tokens).end_tokens
     return verdict
 
 
 def simulate_bound(
     bound: Bound, rhythm: Sequence[Sequence[int]], turns: int = TURNS, turn_tokens: int = 400,
-    encoding: str = "cl100k_base",
+    encoding: str = "cl100k_base", system_tokens: int = SYSTEM_TOKENS,
 ) -> Verdict:
-    """Run ``bound`` over one session of ``turns`` turns whose tool batches follow ``rhythm``."""
+    """Run ``bound`` over one session of ``turns`` turns whose tool batches follow ``rhythm``,
+    after a system prompt of ``system_tokens`` (none when 0)."""
     encoder = get_encoder(encoding)
     memo: dict[int, int] = {}
 
@@ -258,21 +283,30 @@ def simulate_bound(
             memo[key] = sum(encoder(event_text(m)) for m in from_openai([message]))
         return memo[key]
 
-    system = to_openai([system_message(SYSTEM_TOKENS, encoder)])[0]
-    history: list = [system] if bound.system_in_history else []
+    def as_dicts(messages: list[Message]) -> list[dict]:
+        """The messages as OpenAI dicts, each counted as the engine counts the message (a tool
+        result by its tool's name, which a dict alone no longer carries)."""
+        dicts = to_openai(messages)
+        memo.update((id(d), encoder(event_text(m))) for d, m in zip(dicts, messages))
+        return dicts
+
+    system = as_dicts([system_message(system_tokens, encoder)]) if system_tokens else []
+    history: list = list(system) if bound.system_in_history else []
     verdict = Verdict(bound)
     worst: list[int] = []
     for n in range(1, turns + 1):
         steps = _turn(n, rhythm[(n - 1) % len(rhythm)], turn_tokens, encoder)
         turn_worst = 0
         for step in steps[:-1]:  # a model call after the user message and after each tool result
-            history.extend(to_openai(step))
+            history.extend(as_dicts(step))
             view = view_of(bound, history, count)
-            sent = view if bound.system_in_history else [system, *view]
+            sent = view if bound.system_in_history else [*system, *view]
             turn_worst = max(turn_worst, sum(count(m) for m in sent))
             _check(verdict, n, view, bound)
-        history.extend(to_openai(steps[-1]))
+        history.extend(as_dicts(steps[-1]))
         worst.append(turn_worst)
+    view = view_of(bound, history, count)
+    verdict.end_tokens = sum(count(m) for m in (view if bound.system_in_history else [*system, *view]))
     verdict.worst_tokens = max(worst)
     half = turns // 2
     if max(worst[half:]) > max(worst[:half]):
@@ -316,7 +350,8 @@ def report_line(finding: Finding, verdict: Verdict) -> str:
     detail = "; ".join(verdict.problems)
     return (
         f"{finding.path}:{finding.span.where}: {finding.snippet.splitlines()[0][:60]} "
-        f"[{verdict.bound.describe()}] {status}: worst {verdict.worst_tokens:,} tokens per call"
+        f"[{verdict.bound.describe()}] {status}: worst {verdict.worst_tokens:,} tokens per call; "
+        f"{verdict.cost_tokens:,} at the end of turn {COST_TURNS} as `chatbound cost` counts"
         + (f"; {detail}" if detail else "")
     )
 
@@ -327,11 +362,25 @@ class VerifyRun:
     errors: list[str] = field(default_factory=list)
     checked: int = 0
     failed: int = 0
+    model: str = ""
 
     def summary(self) -> str:
         if not self.checked:
             return "No bounded history found to verify."
-        return f"Verified {self.checked} bound{'s' if self.checked != 1 else ''}: {self.checked - self.failed} hold, {self.failed} fail."
+        return (f"{self.model}\nVerified {self.checked} bound{'s' if self.checked != 1 else ''}: "
+                f"{self.checked - self.failed} hold, {self.failed} fail.")
+
+
+def session_model(turns: int, turn_tokens: int, encoding: str) -> str:
+    """What `chatbound verify` simulates, and how its two counts relate to `chatbound cost`'s."""
+    return (
+        f"Sessions of {turn_model(turns, turn_tokens, encoding, tools=False)} where the history holds no tool "
+        f"traffic, else of {turn_tokens}-token turns with 0 to 3 tool calls and their results, after the system "
+        f"prompt the send shows (else one of {SYSTEM_TOKENS} tokens); worst = the most one model call sends (the turn's reply is not yet "
+        f"in it). The second count is `chatbound cost`'s: {turn_model(COST_TURNS, turn_tokens, encoding)} after "
+        "the system prompt the send shows, counted once the turn has ended, its reply included; for the same "
+        "window it equals cost's plain window."
+    )
 
 
 def verify_paths(paths, settings, turns: int = TURNS) -> VerifyRun:
@@ -340,7 +389,8 @@ def verify_paths(paths, settings, turns: int = TURNS) -> VerifyRun:
     from .runner import check_file, rule_options
 
     found = discover(list(paths), settings.root, settings.excludes, False, settings.notebooks)
-    out = VerifyRun(errors=[str(e) for e in found.errors])
+    out = VerifyRun(errors=[str(e) for e in found.errors],
+                    model=session_model(turns, settings.turn_tokens, settings.encoding))
     options = rule_options(settings)
     verdicts: dict[str, Verdict] = {}
     for path in found.files:

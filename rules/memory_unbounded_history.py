@@ -10,6 +10,7 @@ from chatbound import frameworks
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
+from chatbound.histories.expiring import expiry_of, expiry_sentence
 from chatbound.histories.growth import growth_label
 from chatbound.memory_fixes import CHAT_SENDS, trims_chat
 from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
@@ -992,16 +993,21 @@ class Mentor:
         subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
         sliced = facts.parent(use.node)
         whole = f"whole to {sink.api} (in {flow.elsewhere[0].path})" if flow.elsewhere else f"whole to {sink.api}"
+        copy = next((p for p in map(facts.parent, use.via) if isinstance(p, cst.Subscript) and is_whole_slice(p)), None)
         if isinstance(sliced, cst.Subscript) and sliced.value is use.node and is_whole_slice(sliced):
             sent = (f"is sent to {sink.api} as `{facts.code(sliced)}`, a slice that drops a fixed few items and "
                     "still grows with the session (it does not bound it)")
+        elif copy is not None:  # `recent = history[2:]`: a copy kept under another name
+            subject = f"`{label}` is `{facts.code(copy)}`, a copy that drops a fixed few items of `{stored}`, which"
+            sent = f"the copy, which grows with it (it does not bound it), is sent {whole}"
         else:
             sent = f"is sent {whole}"
-        message = (
-            f"{subject} is {KIND.get(history.storage.kind) or frameworks.KINDS.get(history.storage.kind, 'lasting state')}, "
-            f"grows every turn by {how}{where} "
-            f"and {sent}, {COST}."
-        )
+        kind = KIND.get(history.storage.kind) or frameworks.KINDS.get(history.storage.kind, "lasting state")
+        store = stored.partition("[")[0]
+        expiry = expiry_of(facts, store) if history.storage.kind == "entry" else None
+        message = f"{subject} is {kind}, grows every turn by {how}{where} and {sent}, {COST}."
+        if expiry is not None:
+            message += f" {expiry_sentence(expiry, store)}"
         related: list[Related] = []
         for node in history.definitions[:3]:
             related.append(self.related(node, f"`{stored}` is defined here"))
@@ -1029,6 +1035,7 @@ class Mentor:
                 "sink": sink.api,
                 "framework": framework,
                 "growth_lines": lines,
+                **({"lifetime_seconds": expiry.lifetime} if expiry is not None and expiry.lifetime else {}),
             },
         )
 

@@ -1,7 +1,8 @@
-"""A fixed app still deploys: `check --fix` on fixtures/apps/helpdesk (a requirements.txt app on
-the OpenAI SDK), then a fresh virtualenv installs it from its own requirements.txt alone,
+"""A fixed app still deploys: `check --fix` on every app of fixtures/apps (requirements.txt apps
+on the OpenAI SDK), then a fresh virtualenv installs each from its own requirements.txt alone,
 offline (`--no-index`: the engine wheel built from this checkout and a stand-in SDK are the only
-packages there), and the fixed module imports and answers, sending a bounded history."""
+packages there), and the fixed module imports and answers, sending a bounded history. Every
+fixture folder that declares dependencies is such an app, so none is left out."""
 
 from __future__ import annotations
 
@@ -15,13 +16,23 @@ import pytest
 
 from conftest import FIXTURES, ROOT, invoke
 
-APP = FIXTURES / "apps" / "helpdesk"
+APPS = FIXTURES / "apps"
 SDK = ROOT / "tests" / "data" / "fake_openai"
-TURNS = """
+# Per app: twelve turns through its own entry point. Each reply says how many messages were sent.
+TURNS = {
+    "helpdesk": """
 import helpdesk
 for turn in range(1, 13):
     print(helpdesk.ask("ann", f"question {turn}"))
-"""
+""",
+    "tutor_cli": """
+import tutor
+t = tutor.Tutor()
+for turn in range(1, 13):
+    print(t.ask(f"question {turn}"))
+""",
+}
+DECLARES = ("requirements*.txt", "pyproject.toml", "setup.py", "setup.cfg", "Pipfile")
 
 
 def _run(*command, cwd=None):
@@ -39,11 +50,19 @@ def wheels(tmp_path_factory):
     return out
 
 
-def test_the_fixed_app_installs_from_its_own_requirements_offline_and_runs(wheels, tmp_path):
-    app = Path(shutil.copytree(APP, tmp_path / "helpdesk"))
+def test_every_fixture_app_is_run_and_every_folder_declaring_dependencies_is_an_app():
+    assert set(TURNS) == {p.name for p in APPS.iterdir() if p.is_dir()}
+    declaring = {p.parent for pattern in DECLARES for p in FIXTURES.rglob(pattern)}
+    assert declaring == {APPS / name for name in TURNS}
+
+
+@pytest.mark.parametrize("name", sorted(TURNS))
+def test_the_fixed_app_installs_from_its_own_requirements_offline_and_runs(name, wheels, tmp_path):
+    app = Path(shutil.copytree(APPS / name, tmp_path / name))
+    runtime = (app / "requirements.txt").read_text()
     fixed = invoke("check", "--fix", ".", cwd=app)
     assert fixed.exit_code == 0 and "Fixed 1 finding." in fixed.output
-    assert (app / "requirements.txt").read_text() == "openai>=1.40\nchatbound-compaction>=0.1.0\n"
+    assert (app / "requirements.txt").read_text() == runtime + "chatbound-compaction>=0.1.0\n"
 
     env = tmp_path / "env"
     venv.create(env, with_pip=True)
@@ -53,6 +72,6 @@ def test_the_fixed_app_installs_from_its_own_requirements_offline_and_runs(wheel
     installed = _run(python, "-m", "pip", "list", "--format=freeze", "--exclude", "pip", "--exclude", "setuptools")
     assert installed.split() == ["chatbound-compaction==0.1.0", "openai==1.99.0"]  # no analyzer, no LibCST
 
-    replies = _run(python, "-c", TURNS, cwd=app).splitlines()
+    replies = _run(python, "-c", TURNS[name], cwd=app).splitlines()
     assert replies[0] == "gpt-4o-mini read 2 messages"  # the system prompt and the first question
     assert replies[-1] == "gpt-4o-mini read 20 messages"  # turn 12 without the fix: 24

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+from pathlib import Path
 
 import pytest
 
@@ -69,9 +69,10 @@ def test_a_plain_chat_window_with_the_system_prompt_in_front_holds():
     [(_, _, bound)] = bounds(PLAIN_BOT)
     assert bound == Bound("slice", {"last_messages": 10}, system_in_history=False, tool_traffic=False)
     verdict = verify_bound(bound, turns=30)
-    # the system prompt (200) + 10 messages: the call after a user message carries
-    # 5 user messages (100) and 5 replies (80): 200 + 500 + 400 = 1,100
-    assert verdict.holds and verdict.worst_tokens == 1_100
+    # plain turns of 400 tokens: a user message of 222 (its share of a tool turn, 100 of 180, scaled to 400)
+    # and a reply of 178. The system prompt (200) + 10 messages: the call after a user message
+    # carries 5 user messages and 5 replies: 200 + 5 * 222 + 5 * 178 = 2,200
+    assert verdict.holds and verdict.worst_tokens == 2_200
 
 
 def test_a_ring_buffer_that_holds_the_system_prompt_loses_it():
@@ -98,11 +99,11 @@ def test_trim_messages_keeping_the_system_and_starting_on_human_holds_and_withou
 
 def test_a_window_the_session_never_fills_is_no_bound():
     verdict = verify_bound(Bound("slice", {"last_messages": 1000}, False, False), turns=20)
-    # plain turns of 180 tokens (user 100 + reply 80) and the 200-token system prompt; turn n's
+    # plain turns of 400 tokens (user 222 + reply 178) and the 200-token system prompt; turn n's
     # call carries the n - 1 earlier turns and its own user message:
-    # turn 10: 200 + 9 * 180 + 100 = 1,920; turn 20: 200 + 19 * 180 + 100 = 3,720
+    # turn 10: 200 + 9 * 400 + 222 = 4,022; turn 20: 200 + 19 * 400 + 222 = 8,022
     assert verdict.problems == [
-        "still growing at turn 20 (1,920 tokens by turn 10, 3,720 after): the window is never reached"
+        "still growing at turn 20 (4,022 tokens by turn 10, 8,022 after): the window is never reached"
     ]
 
 
@@ -150,3 +151,53 @@ def test_the_trim_messages_emulation_matches_langchain_by_message_count():
             )
             roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
             assert ours == [(roles[m.type], getattr(m, "tool_call_id", None)) for m in theirs], (budget, start_on, include_system)
+
+
+def test_cost_and_verify_state_their_turn_model_and_agree_on_the_same_window(tmp_path):
+    """`chatbound cost` on the help desk as written and `chatbound verify` on it fixed (its send
+    wrapped in `bounded_view(history, last_turns=10)`): the same 10-turn window gives the same
+    tokens in both, and each output says how its count differs from the other's."""
+    import json
+    import shutil
+
+    from conftest import FIXTURES
+
+    written, fixed = (Path(shutil.copytree(FIXTURES / "apps" / "helpdesk", tmp_path / name)) for name in ("as_written", "fixed"))
+    assert invoke("check", "--fix", ".", cwd=fixed).exit_code == 0
+    costed = invoke("cost", ".", cwd=written).output
+    model = "50 turns of 400 tokens (a user message, one tool call and its result, a reply; cl100k_base)"
+    assert f"{model}, after the system prompt each send shows (0 tokens)" in costed
+    assert "`chatbound verify` counts what one model call sends (before the turn's reply" in costed
+    projection = json.loads(invoke("check", "--output-format", "json", ".", cwd=written).output)["findings"][0][
+        "properties"]["projection"]
+    assert projection["window"]["last_turn"] == 4_000  # 10 turns of 400, no system prompt at the send
+
+    verified = invoke("verify", ".", cwd=fixed).output.splitlines()
+    # the most one call sends: the 200-token prompt verify assumes when the send shows none, 9
+    # earlier plain turns of 400 and the user message of 222: 4,022; at the end of turn 50 in
+    # cost's session: the last 10 whole turns, 4,000, cost's plain window
+    assert verified[0] == (
+        "helpdesk.py:16:74: bounded_view(history, last_turns=10) [bounded_view(last_turns=10)] holds: worst 4,022 "
+        "tokens per call; 4,000 at the end of turn 50 as `chatbound cost` counts"
+    )
+    assert f"The second count is `chatbound cost`'s: {model} after the system prompt the send shows" in verified[1]
+    assert "worst = the most one model call sends (the turn's reply is not yet in it)" in verified[1]
+
+
+def test_verify_counts_the_system_prompt_the_send_shows_as_cost_does(write):
+    root = write({"app.py": (
+        "from chatbound.compaction import bounded_view\n"
+        f"SYSTEM = '{'Be brief. ' * 100}'\n"
+        "history = []\n"
+        "def ask(q):\n"
+        "    history.append({'role': 'user', 'content': q})\n"
+        "    r = client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM}, "
+        "*bounded_view(history, last_turns=10)])\n"
+        "    history.append({'role': 'assistant', 'content': r.choices[0].message.content})\n"
+    )})
+    [finding], _ = bounds_in((root / "app.py").read_text(), "app.py", {})
+    system = finding.properties["bound"].send_system_tokens
+    assert system > 200  # "System: " and 100 times "Be brief. ", counted as cost counts it
+    verdict = verify_bound(finding.properties["bound"], turns=20)
+    assert verdict.worst_tokens == system + 9 * 400 + 222
+    assert verdict.cost_tokens == system + 10 * 400
