@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 import libcst as cst
 
 from libcst.metadata import QualifiedNameProvider
 
+from chatbound import frameworks
 from chatbound.findings import Severity
 from chatbound.frameworks import adk
 from chatbound.rule import Invalid, Option, Rule, Valid
@@ -45,6 +47,8 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
         found.append(keywords["prompt"])
     if name in SYSTEM_MESSAGE_CALLS:
         found.append(call)  # its content, if any: a literal or a name
+    if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
+        found.append(call)  # a framework assembles the prompt from parts (CrewAI's backstory, its YAML config)
     return found
 
 
@@ -176,7 +180,8 @@ class PromptOversizedSystem(Rule):
     ## Frameworks covered
     OpenAI (`system` and `developer` messages, Agents SDK `instructions=`), Anthropic
     (`system=`, `cache_control`), Gemini (`system_instruction=`), Google ADK (`instruction=`
-    of served agents), LangChain (`SystemMessage`,
+    of served agents), CrewAI (an `Agent`'s `role` + `goal` + `backstory`, inline or in the
+    crew's `config/agents.yaml`, measured together), LangChain (`SystemMessage`,
     `("system", ...)` templates, `create_react_agent(prompt=...)`), and any agent class taking
     `instructions=` or `system_prompt=`. Token counts: tiktoken, offline (`cl100k_base` is
     bundled; other encodings are read from `TIKTOKEN_CACHE_DIR`, and counts fall back to
@@ -195,6 +200,7 @@ class PromptOversizedSystem(Rule):
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
+        *frameworks.PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
     )
 
     CROSS_MODULE = True  # a prompt kept in another module of the project, sent here
@@ -204,7 +210,8 @@ class PromptOversizedSystem(Rule):
         """A text over the limit needs that many bytes of string literals in the file (a token is
         at least a byte), unless it is read from a data file or imported from another module."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
-        return READS_FILE.search(source) is not None or literal_bytes(source) > limit or IMPORTS.search(source) is not None
+        return (READS_FILE.search(source) is not None or literal_bytes(source) > limit
+                or IMPORTS.search(source) is not None or any(p.search(source) for p in frameworks.PROMPT_FILES))
 
     @staticmethod
     def may_report_tree(tree: ast.Module, options: dict) -> bool:
@@ -254,6 +261,12 @@ class PromptOversizedSystem(Rule):
         ),
     ]
     INVALID = [
+        # CrewAI sends an agent's role, goal and backstory together as its system prompt
+        Invalid(
+            "from crewai import Agent\n"
+            "analyst = Agent(role='Analyst', goal='Size the market.', backstory='You are careful and thorough.')\n",
+            2, 11, options={"max-system-tokens": 5},
+        ),
         Invalid(
             'SYSTEM_PROMPT = """You are a careful assistant. Answer in one paragraph."""\n'
             'reply = client.messages.create(model="claude-haiku-4-5", system=SYSTEM_PROMPT, messages=history)\n',
@@ -306,6 +319,7 @@ class PromptOversizedSystem(Rule):
         self.assigned: set[str] = set()  # names bound by `name = ...` anywhere in the module
         self.agents: set[int] = set()  # ids of the framework agent calls whose conversation is asked about
         self.bindings: dict[str, str] | None = None  # imported name -> target, read when a text is imported
+        self.assembled: list[cst.Call] = []  # calls a framework may build a system prompt for from parts
 
     # --- where system prompts are sent -------------------------------------------------
 
@@ -342,6 +356,8 @@ class PromptOversizedSystem(Rule):
             content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
             if content is not None:
                 self._sent(content, node)
+        if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
+            self.assembled.append(node)
         instructions = [keywords[k] for k in adk.INSTRUCTIONS if k in keywords]
         if instructions and adk.is_llm_agent(q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())):
             self.agents.add(id(node))
@@ -371,6 +387,8 @@ class PromptOversizedSystem(Rule):
     # --- one finding per prompt text ------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        for call in self.assembled:
+            self._assembled(call)
         served = adk.served_agents(self, original_node) if self.agents else set()
         texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
         imported: dict[RemoteText, tuple[set[str], list[cst.BaseExpression]]] = {}
@@ -401,6 +419,33 @@ class PromptOversizedSystem(Rule):
             count = encoder(remote.value)
             if "sent" in kinds and count > self.limit:
                 self._report_imported(remote, count, encoding, uses[0])
+
+    def _assembled(self, call: cst.Call) -> None:
+        """A system prompt a framework builds from parts (inline, or an entry of its config
+        file), reported at the call that gives them."""
+        module, directory = self.context.module, self.context.directory
+        qualified = {q.name for q in self.get_metadata(QualifiedNameProvider, call.func, ())}
+        configured = frameworks.system_config(module, qualified, call, directory)
+        if configured is not None:
+            value, path = configured
+            self.context.data_files.append(os.path.normpath(os.path.join(directory, path)))
+            text, what = Text(value, call), f"System prompt (`role` + `goal` + `backstory` of its entry in {path})"
+        else:
+            parts = frameworks.system_parts(qualified, call) or {}
+            found = {name: text_of(self, expression) for name, expression in parts.items()
+                     if not (isinstance(expression, cst.Name) and expression.value not in self.assigned)}
+            known = [text for text in found.values() if text is not None]
+            if not known:
+                return
+            text = Text("\n".join(t.value for t in known), call,
+                        partial=len(known) < len(parts) or any(t.partial for t in known))
+            what = f"System prompt ({' + '.join(f'`{name}`' for name in parts)} of `{callee_name(call)}(...)`)"
+        encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
+        count = encoder(text.value)
+        if count > self.limit:
+            at_least = "at least " if text.partial else ""
+            self._finding(call, f"{what} is {at_least}{count} tokens", count,
+                          encoder.encoding.removesuffix("_offline"), [])
 
     def _imported_text(self, expression: cst.BaseExpression) -> RemoteText | None:
         """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported

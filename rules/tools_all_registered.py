@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
@@ -47,10 +48,11 @@ class Tools:
     definition: cst.CSTNode | None = None  # the named list, when it is not written inline
     partial: bool = False  # some elements (a starred unknown) are not counted
     imported: tuple[RemoteToolList, ...] = ()  # lists of other modules it holds (counted there)
+    servers: tuple[str, ...] = ()  # every tool of a server, known only at run time (how each reads)
 
     def __add__(self, other: Tools) -> Tools:
         return Tools((self.elements or []) + (other.elements or []), partial=self.partial or other.partial,
-                     imported=self.imported + other.imported)
+                     imported=self.imported + other.imported, servers=self.servers + other.servers)
 
 
 class ToolsAllRegistered(Rule):
@@ -82,8 +84,13 @@ class ToolsAllRegistered(Rule):
     can be read (dict literals, functions of the file or of a sibling module it imports),
     their tokens in the configured `encoding`.
 
+    Every tool of an MCP server is flagged whatever their number, since the server decides it
+    when it runs (the message says so): `session.list_tools()`, `MultiServerMCPClient.get_tools()`,
+    an ADK `McpToolset` or an Agents SDK `MCPServerStdio` in `mcp_servers=[...]` without
+    `tool_filter=` ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
+
     Not flagged: toolsets chosen per request (a lookup, a function, a filtered comprehension,
-    a tool retriever), tool executors and MCP servers.
+    a tool retriever, an MCP toolset with `tool_filter=`) and tool executors.
 
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not
@@ -133,9 +140,13 @@ class ToolsAllRegistered(Rule):
             name.encode() for name, index in TOOL_TAKERS.items() if index is not None
         )),
         re.compile(rb"@\s*\w+\s*\.\s*(?:%s)\b" % b"|".join(d.encode() for d in AGENT_TOOL_DECORATORS)),
+        *frameworks.TOOL_TRIGGERS,  # a framework's own keyword for tools (the Agents SDK's mcp_servers=)
     )
 
     VALID = [
+        # an MCP toolset that names the tools it offers
+        "from google.adk.tools.mcp_tool import McpToolset\n"
+        "reader = LlmAgent(name='reader', tools=[McpToolset(connection_params=p, tool_filter=['read_page'])])\n",
         "llm = model.bind_tools([search, lookup_order])",
         # chosen per request: a function, a filtered comprehension, a lookup by topic
         "tools = select_tools(question)\nreply = client.chat.completions.create(model='gpt-4o', messages=m, tools=tools)",
@@ -163,6 +174,15 @@ class ToolsAllRegistered(Rule):
         "Order.objects.create(tools=[a, b, c, d, e, f])",
     ]
     INVALID = [
+        # every tool of an MCP server, however many it registers when it runs
+        Invalid(
+            "from langchain_mcp_adapters.client import MultiServerMCPClient\n"
+            "from langgraph.prebuilt import create_react_agent\n"
+            "async def build(client, model):\n"
+            "    tools = await client.get_tools()\n"
+            "    return create_react_agent(model, tools)\n",
+            5, 38,
+        ),
         Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
         Invalid(
             "response = client.chat.completions.create(\n"
@@ -213,11 +233,17 @@ class ToolsAllRegistered(Rule):
         self.agent_tools: dict[str, list[cst.FunctionDef]] = {}
         self.agent_names: dict[str, cst.Name] = {}
         self.bindings: dict[str, str] | None = None  # imported name -> target, read when a list is imported
+        self.imports: set[str] = set()  # modules the file imports from (which frameworks it uses)
 
     # --- where tools are attached ----------------------------------------------------
 
+    def visit_Import(self, node: cst.Import) -> None:
+        self.imports.update(self.context.module.code_for_node(alias.name) for alias in node.names)
+
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`from .tools import lookup` / `from tools import lookup`: a file next to this one."""
+        if node.module is not None and not node.relative:
+            self.imports.add(self.context.module.code_for_node(node.module))
         if node.module is None or isinstance(node.names, cst.ImportStar) or len(node.relative) > 1:
             return
         if not node.relative and not isinstance(node.module, cst.Name):
@@ -242,11 +268,11 @@ class ToolsAllRegistered(Rule):
                 self.agent_names.setdefault(target.value.value, target.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        argument = self._tools_argument(node)
-        if argument is not None:
-            self.arguments.append((node, argument))
+        self.arguments.extend((node, argument) for argument in self._tools_arguments(node))
 
-    def _tools_argument(self, call: cst.Call) -> cst.Arg | None:
+    def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
+        """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
+        tools beside it (`mcp_servers=`)."""
         name = callee_name(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         takes_tools = (
@@ -255,13 +281,14 @@ class ToolsAllRegistered(Rule):
             or (name in MODEL_CALLS and any(k in keywords for k in ("messages", "input", "model")))
         )
         if not takes_tools:
-            return None
+            return []
+        own = [keywords[k] for k in frameworks.TOOL_KEYWORDS if k in keywords]
         for keyword in TOOL_KEYWORDS:
             if keyword in keywords:
-                return keywords[keyword]
+                return [keywords[keyword], *own]
         index = TOOL_TAKERS.get(name)
         positional = [a for a in call.args if a.keyword is None and not a.star]
-        return positional[index] if index is not None and len(positional) > index else None
+        return [positional[index], *own] if index is not None and len(positional) > index else own
 
     # --- what a tools expression holds ------------------------------------------------
 
@@ -272,7 +299,7 @@ class ToolsAllRegistered(Rule):
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elements: list[cst.BaseExpression] = []
             imported: tuple[RemoteToolList, ...] = ()
-            partial = False
+            partial, servers = False, ()
             for element in node.elements:
                 if isinstance(element, cst.StarredElement):
                     inner = self._tools(element.value, depth)
@@ -281,10 +308,18 @@ class ToolsAllRegistered(Rule):
                         continue
                     elements.extend(inner.elements)
                     imported += inner.imported
-                    partial = partial or inner.partial
+                    partial, servers = partial or inner.partial, servers + inner.servers
+                elif (server := self._toolset(element.value)) is not None:
+                    servers += (server,)
                 else:
                     elements.append(element.value)
-            return Tools(elements, partial=partial, imported=imported)
+            return Tools(elements, partial=partial, imported=imported, servers=servers)
+        if isinstance(node, cst.Await):
+            return self._tools(node.expression, depth)
+        if isinstance(node, cst.Attribute) and node.attr.value == "tools":  # `(await session.list_tools()).tools`
+            inner = self._tools(node.value, depth)
+            if inner is not None and inner.servers:
+                return inner
         if isinstance(node, cst.Attribute):
             return self._imported(node, returned=False)
         if isinstance(node, cst.Name):
@@ -312,8 +347,11 @@ class ToolsAllRegistered(Rule):
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
                 return None
-            return Tools(inner.elements, partial=inner.partial, imported=inner.imported)
+            return Tools(inner.elements, partial=inner.partial, imported=inner.imported, servers=inner.servers)
         if isinstance(node, cst.Call):
+            server = frameworks.server_tools(self.imports, node)
+            if server is not None:
+                return Tools([], servers=(server,))
             name = callee_name(node)
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             if name in ("list", "tuple", "set", "sorted") and len(positional) == 1:
@@ -355,7 +393,7 @@ class ToolsAllRegistered(Rule):
             key = id(tools.definition) if tools.definition is not None else id(argument)
             routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
             count = len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
-            if key in reported or count < self.limit:
+            if key in reported or (count < self.limit and not tools.servers):
                 continue
             reported.add(key)
             self._report(argument, tools, count, call, routes)
@@ -366,12 +404,22 @@ class ToolsAllRegistered(Rule):
             if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
                 self._report(bound, Tools(list(f.name for f in functions)), len(functions), bound)
 
+    def _toolset(self, element: cst.BaseExpression) -> str | None:
+        """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""
+        bound = bound_expression(self, element) if isinstance(element, cst.Name) else element
+        return frameworks.toolset(self.imports, bound) if isinstance(bound, cst.Call) else None
+
     def _report(self, node: cst.CSTNode, tools: Tools, count: int, call: cst.Call, routes: int = 0) -> None:
         what = f"{'At least ' if tools.partial else ''}{count} tools are attached"
+        if tools.servers:
+            servers = " and ".join(dict.fromkeys(tools.servers))
+            more = f", and {count} more tool{'s' if count != 1 else ''}," if count else ""
+            what = f"{servers[0].upper()}{servers[1:]}{more} {'are' if count or len(tools.servers) > 1 else 'is'} attached"
         if routes:
             what += f" (and {routes} handoff{'s' if routes > 1 else ''} to other agents, counted apart)"
         work = [e for e in tools.elements or [] if not self._routes(e)]
-        schema = self._schema_note(work, count)
+        schema = self._schema_note(work, count) + (" (how many tools the server offers is known only when it runs)"
+                                                   if tools.servers else "")
         related = (
             [self.related(tools.definition, "the tool list is built here")]
             if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
@@ -381,8 +429,8 @@ class ToolsAllRegistered(Rule):
             node,
             f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
             f"for every schema (max-tools is {self.limit}).",
-            suggestion="Attach only the tools this request can use: group them by topic or route "
-            "first, or let a small router pick a few before the call.",
+            suggestion=frameworks.SERVER_TOOLS_ADVICE if tools.servers else "Attach only the tools this request can "
+            "use: group them by topic or route first, or let a small router pick a few before the call.",
             related=related,
             properties={"tools": count},
         )

@@ -25,6 +25,14 @@ facts ask these modules. Each module declares, in the words the facts already sp
 - `tool_results(facts, call, arg)`: whether `arg` of `call` gives an agent tools whose
   results go back to its model (ADK's `Agent(tools=[...])`), so a retrieval tool's results
   reach a model there.
+- `TOOL_KEYWORDS` / `TOOL_TRIGGERS`: keywords that attach tools beside `tools=` (the Agents
+  SDK's `mcp_servers=`); `server_tools(imports, call)` / `toolset(imports, call)`: how a call
+  returning every tool of a server, or a toolset offering all of them unfiltered, reads in
+  a message (MCP), or None; `TOOLS_ADVICE`: the bound for those.
+- `system_parts(qualified, call)` / `system_config(module, qualified, call, directory)`: the
+  parts of an agent's system prompt the framework assembles (CrewAI's role, goal and
+  backstory, inline or read from its YAML config); `PROMPT_TRIGGERS`, `PROMPT_FILES` and
+  `PROMPT_KEYWORDS`: the shapes, config reads and call keywords that lead to them.
 
 Every name is optional: a module declares what its framework has. A new framework is one
 new module, listed in `MODULES`.
@@ -34,12 +42,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import adk, autogen, chainlit, langgraph, openai_agents, swarm
+from . import adk, autogen, chainlit, crewai, langgraph, mcp, openai_agents, swarm
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit)
+MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp)
 __all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "collect", "fix", "handoffs", "memories", "sink", "state_messages", "storage", "tool_results"]
+           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "memories",
+           "server_tools", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
+           "toolset"]
 
 
 def _declared(name: str) -> list:
@@ -52,8 +62,16 @@ CALLS = frozenset(name for names in _declared("CALLS") for name in names)
 HANDOFF_CALLS = frozenset(name for names in _declared("HANDOFF_CALLS") for name in names)
 KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.items()}
 ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}
+TOOL_KEYWORDS = tuple(keyword for keywords in _declared("TOOL_KEYWORDS") for keyword in keywords)
+TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pattern in patterns)
+SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
+PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
+PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
+PROMPT_KEYWORDS = tuple(keyword for keywords in _declared("PROMPT_KEYWORDS") for keyword in keywords)
 _STORAGE, _COLLECT, _MEMORIES, _HANDOFFS = (_declared(n) for n in ("storage", "collect", "memories", "handoffs"))
 _STATE_MESSAGES, _SINK, _FIX, _TOOL_RESULTS = (_declared(n) for n in ("state_messages", "sink", "fix", "tool_results"))
+_SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
+    _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config"))
 
 
 def _first(functions, *args):
@@ -93,6 +111,27 @@ def sink(facts, call: cst.Call):
 def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
     """Whether `arg` of `call` hands an agent tools whose results return to its model."""
     return any(function(facts, call, arg) for function in _TOOL_RESULTS)
+
+
+def server_tools(imports: set[str], call: cst.Call) -> str | None:
+    """How a call that returns every tool of a server reads in a message, or None."""
+    return _first(_SERVER_TOOLS, imports, call)
+
+
+def toolset(imports: set[str], call: cst.Call) -> str | None:
+    """How a toolset that offers every tool of its server, unfiltered, reads in a message, or None."""
+    return _first(_TOOLSET, imports, call)
+
+
+def system_parts(qualified: set[str], call: cst.Call) -> dict | None:
+    """The expressions an agent's system prompt is assembled from (part name -> expression), or
+    None; `qualified` are the names the call's callee stands for."""
+    return _first(_SYSTEM_PARTS, qualified, call)
+
+
+def system_config(module: cst.Module, qualified: set[str], call: cst.Call, directory: str) -> tuple[str, str] | None:
+    """An agent's system prompt read from the framework's config file, and that file, or None."""
+    return _first(_SYSTEM_CONFIG, module, qualified, call, directory)
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
