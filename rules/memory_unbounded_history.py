@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from chatbound import frameworks
+from chatbound import databases, frameworks
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
@@ -29,6 +29,7 @@ KIND = {
     "loop": "a list kept across the iterations of the chat loop",
     "closure": "a variable the chat function closes over, kept between its calls",
     "stored": "loaded from a store and saved back whole on every call",
+    "database": "read back whole on every call",
 }
 SUGGEST = {
     "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
@@ -77,6 +78,14 @@ class MemoryUnboundedHistory(ChatRule):
       chat loop, a variable the chat function closes over, an attribute read through a
       `@property`, or a list loaded from a module-level store and saved back whole (Redis, a
       JSON file).
+    - Or it is kept in a database that one request reads whole and writes the new turn back
+      to: a MongoDB document's list (`find_one(...)["history"]` set back with `$set` or grown
+      with `$push`) or a collection of turn documents (`find(...)` and `insert_one`), a Redis
+      list or document (`lrange(key, 0, -1)` and `rpush`, `get` and `set`), a SQL table read
+      with a `SELECT` that has no `LIMIT` and written with an `INSERT`, a SQLAlchemy
+      `select(Model)` or a Django `Model.objects.filter(...)` with new rows added. The read and
+      the write may sit in a repository module (`db.get_dialog_messages(uid)` ...
+      `db.set_dialog_messages(uid, old + [new])`): the finding names the store.
     - It grows every turn: `append`, `extend`, `insert`, `+=`, `h = h + [...]`,
       `add_user_message`, or a helper that appends.
     - The whole of it reaches a model with no bound on the way: as `messages=`, `input=` or
@@ -96,6 +105,10 @@ class MemoryUnboundedHistory(ChatRule):
     summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
     included, also when a helper sends it), a helper that picks messages in a loop that stops
     early (a token budget), a history only displayed or stored, and lists that are not chat.
+    A database read of only the newest N is bounded: `LIMIT N`, `.limit(N)`, `to_list(N)`, a
+    `[:N]` queryset slice, `lrange(key, -N, -1)`, a `{"$slice": -N}` projection, as is a store
+    that trims itself (`ltrim`, `$push` with `$slice`) or a tail written back; a store read
+    whole that no request writes to (a catalog, a report) is not a history.
 
     Across modules (docs/project-model.md): a history handed to a function of another module
     that sends it whole, or returned whole by a class of another module that grows it and never
@@ -200,7 +213,9 @@ class MemoryUnboundedHistory(ChatRule):
     Model calls of OpenAI (chat completions and Responses; sync, async and Azure), Anthropic,
     LiteLLM, LangChain chat models and chains, LlamaIndex, google-genai, Mistral, Cohere,
     Ollama, Bedrock `converse`, the OpenAI Agents SDK, Pydantic AI and Semantic Kernel.
-    Session state of Streamlit, Chainlit, Flask, Django and Gradio. Memories of LangChain,
+    Session state of Streamlit, Chainlit, Flask, Django and Gradio. Histories kept in MongoDB
+    (pymongo, motor), Redis (redis-py), SQL through any DB-API driver or SQLAlchemy, and the
+    SQLAlchemy and Django ORMs (`chatbound.databases`, one module per store). Memories of LangChain,
     the OpenAI Agents SDK, google-genai chats and Responses API chains. Fixes read the message
     shapes of openai, anthropic, litellm, mistral, ollama, groq, Cohere, Bedrock Converse,
     google-genai `contents`, Hugging Face, AutoGen and LangChain message lists, and text lines
@@ -399,6 +414,26 @@ def chat(uid, text):
     history.append({"role": "user", "content": text})
     reply = client.chat.completions.create(model="gpt-4o", messages=history)
     store.set(uid, json.dumps(history[-20:]))
+""",
+        # a database read of only the newest turns (MongoDB .limit, Redis lrange tail, SQL LIMIT)
+        """\
+def ask(uid, q):
+    newest = list(db.turns.find({"uid": uid}).sort("_id", -1).limit(20))
+    messages = [{"role": t["role"], "content": t["content"]} for t in reversed(newest)]
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages + [{"role": "user", "content": q}])
+    db.turns.insert_one({"uid": uid, "role": "user", "content": q})
+""",
+        """\
+def ask(uid, q):
+    r.rpush(f"chat:{uid}", json.dumps({"role": "user", "content": q}))
+    history = [json.loads(m) for m in r.lrange(f"chat:{uid}", -20, -1)]
+    return client.chat.completions.create(model="gpt-4o", messages=history)
+""",
+        """\
+def ask(conn, chat, q):
+    conn.execute("INSERT INTO messages (chat, role, content) VALUES (?, 'user', ?)", (chat, q))
+    rows = conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id DESC LIMIT 20", (chat,)).fetchall()
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": r, "content": c} for r, c in reversed(rows)])
 """,
         # a per-run scratchpad in a store handed to the step (a workflow context), not a lasting one
         """\
@@ -878,6 +913,38 @@ def chat(uid, text):
 """,
             4, 69,
         ),
+        # a MongoDB document's history read whole, grown and set back (the store is named)
+        Invalid(
+            """\
+def chat(uid, text):
+    doc = chats.find_one({"_id": uid}) or {"history": []}
+    history = doc["history"]
+    history.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=history)
+    chats.update_one({"_id": uid}, {"$set": {"history": history}}, upsert=True)
+""",
+            5, 69,
+        ),
+        # a Redis list read whole after each push
+        Invalid(
+            """\
+def chat(uid, text):
+    r.rpush(f"chat:{uid}", json.dumps({"role": "user", "content": text}))
+    history = [json.loads(m) for m in r.lrange(f"chat:{uid}", 0, -1)]
+    return client.chat.completions.create(model="gpt-4o", messages=history)
+""",
+            4, 68,
+        ),
+        # a SQL table read with no LIMIT, the new turn inserted
+        Invalid(
+            """\
+def chat(conn, chat_id, text):
+    conn.execute("INSERT INTO messages (chat, role, content) VALUES (?, 'user', ?)", (chat_id, text))
+    rows = conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (chat_id,)).fetchall()
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": r, "content": c} for r, c in rows])
+""",
+            4, 107,
+        ),
         # a module global rebound inside the chat function
         Invalid(
             """\
@@ -990,7 +1057,9 @@ class Mentor:
         if elsewhere:
             where = f" (in {elsewhere[0].path}, line{'s' if len(elsewhere) > 1 else ''} "\
                     f"{', '.join(str(g.span.line) for g in elsewhere)})"
-        subject = f"`{stored}`" if label == stored else f"`{label}` carries `{stored}`, which"
+        database = history.storage.kind == "database"
+        named = databases.describe(history.storage.key) if database else f"`{stored}`"
+        subject = f"`{stored}`" if label == stored and not database else f"`{label}` carries {named}, which"
         sliced = facts.parent(use.node)
         whole = f"whole to {sink.api} (in {flow.elsewhere[0].path})" if flow.elsewhere else f"whole to {sink.api}"
         copy = next((p for p in map(facts.parent, use.via) if isinstance(p, cst.Subscript) and is_whole_slice(p)), None)
@@ -1010,18 +1079,19 @@ class Mentor:
             message += f" {expiry_sentence(expiry, store)}"
         related: list[Related] = []
         for node in history.definitions[:3]:
-            related.append(self.related(node, f"`{stored}` is defined here"))
+            related.append(self.related(node, f"{named} is defined here"))
         for node in use.via:
-            related.append(self.related(node, f"`{label}` is built from `{stored}` here"))
+            related.append(self.related(node, f"`{label}` is built from {named} here"))
         for node in growth:
             if not isinstance(node, cst.FunctionDef):
-                related.append(self.related(node, f"`{stored}` grows here"))
+                related.append(self.related(node, f"{named} grows here"))
         for place in flow.elsewhere:
             related.append(self.related(place, f"`{label}` is sent whole to {sink.api} here"))
         framework = sink.framework
         suggestion = frameworks.ADVICE.get(history.storage.kind) or SUGGEST.get(framework) or (
-            f"Send a bounded view and keep the history intact: `bounded_view({stored}, last_turns=10)` "
-            "(`from chatbound.compaction import bounded_view`) in place of the whole list; memory is what you pay to send."
+            f"Send a bounded view and keep the history intact: `bounded_view({label if database else stored}, "
+            "last_turns=10)` (`from chatbound.compaction import bounded_view`) in place of the whole list"
+            f"{'; ' + databases.advice(history.storage.key) if database else ''}; memory is what you pay to send."
         )
         self.report(
             use.node,

@@ -43,6 +43,34 @@ NEAR_MISSES = {
             "    history.append({'role': 'user', 'content': q})\n"
             "    return client.chat.completions.create(model='m', messages=history)\n"
         ),
+        "a Mongo collection of documents that are not a chat, read whole into a prompt": (
+            "products = MongoClient()['shop']['products']\n"
+            "def add_product(name, price):\n"
+            "    products.insert_one({'name': name, 'price': price})\n"
+            "def ask(q):\n"
+            "    items = [f\"{p['name']}: {p['price']}\" for p in products.find({})]\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': str(items) + q}])\n"
+        ),
+        "a SQL read of every row for a report that never reaches a model": (
+            "def report(conn, chat_id, text):\n"
+            "    rows = conn.execute('SELECT role, content FROM messages').fetchall()\n"
+            "    conn.execute('INSERT INTO messages (chat, role, content) VALUES (?, ?, ?)', (chat_id, 'user', text))\n"
+            "    summary = {'messages': len(rows)}\n"
+            "    client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': text}])\n"
+            "    return summary\n"
+        ),
+        "a chat history in Redis read whole and sent, but never written by a request": (
+            "r = redis.Redis()\n"
+            "def ask(uid, q):\n"
+            "    h = json.loads(r.get(f'chat:{uid}') or '[]')\n"
+            "    return client.chat.completions.create(model='m', messages=h + [{'role': 'user', 'content': q}])\n"
+        ),
+        "a string's find() next to a collection's insert_one()": (
+            "def ask(text, q):\n"
+            "    at = text.find('history')\n"
+            "    log.insert_one({'q': q})\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': text[at:] + q}])\n"
+        ),
     },
     "MEMORY-WINDOW-SPLITS-TURN": {
         "a count window over a log that no model receives": (

@@ -6,8 +6,9 @@ one at a time, each answering one kind of question:
 
 - `tree`: where a node stands (parents, function, class, loops), the value a name was last
   bound to, which of the module's functions a call may run.
-- `storage`: `storage_of(expr)`, the lasting state an expression names; `stores`: a local
-  read from a store and saved back whole.
+- `storage`: `storage_of(expr)`, the lasting state an expression names; `stores`: a history
+  kept in a database (read whole and written back by one request), or a local read from a
+  store and saved back whole.
 - `growth`: `histories[key]`, the `History` of each storage (definitions, growth sites,
   trims, count windows, tool traffic, a system message first, whether it is chat at all).
 - `bounds`: trims, size tests, rings and bounded views (`h[-N:]`).
@@ -62,4 +63,7 @@ class ChatFacts(FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, Stor
         self.histories: dict[str, History] = {}
         self.sinks: list[Sink] = [s for s in map(self._sink, nodes.calls) if s]
         self._summaries: dict[int, tuple] = {}
+        self.store_writes: list = []  # (call, databases.Write) of the module (see stores)
+        self.store_growth: set[int] = set()  # ids of store writes that grow a history
+        self._reached: dict[int, list] | None = None
         self._collect()

@@ -163,6 +163,7 @@ class GrowthFacts:
             history = self.history(Storage(key, "gradio", param))
             history.growth.append(function)
             history.roles.add("message")
+        self._collect_stores()
         frameworks.collect(self)
 
     def _collect_assign(self, node: cst.CSTNode) -> None:

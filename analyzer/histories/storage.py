@@ -63,6 +63,10 @@ class StorageFacts:
         return self._storage_cache[key]
 
     def _storage_of(self, expr: cst.CSTNode, seen: frozenset) -> Storage | None:
+        if isinstance(expr, (cst.Call, cst.Await, cst.BooleanOperation)):
+            read = self.store_read(expr)  # a database read whole (chatbound.histories.stores)
+            if read is not None:
+                return read
         if isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
             kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state, a thread)
             if kept is not None:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..databases import WRITE_SHAPE
 from .imports import Resolver, imports_of
 from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, RemoteToolList
 
@@ -44,8 +45,9 @@ def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
 
 def may_import_chat(source: bytes) -> bool:
     """Whether a file no rule parses for itself can still hold a history that an imported
-    function sends: it grows something, and it speaks of messages or a history."""
-    return GROWTH.search(source) is not None and _has_chat_word(source)
+    function sends: it grows something (a list, or a database history), and it speaks of
+    messages or a history."""
+    return (GROWTH.search(source) is not None or WRITE_SHAPE.search(source) is not None) and _has_chat_word(source)
 
 
 class ProjectIndex:
@@ -178,7 +180,7 @@ class ProjectIndex:
                 ) -> RemoteFunction | None:
         """The function as importers see it, or None when it offers nothing (once per run)."""
         function = summary.functions[name]
-        if not (function.sends or function.forwards or function.returns):
+        if not (function.sends or function.forwards or function.returns or function.writes):
             return None
         key = (path, name)
         if key not in self._remotes:
@@ -208,9 +210,9 @@ class ProjectIndex:
             param = parameter_at(callee.params, forward.argument)
             sends.extend(RemoteSend(forward.param, s.api, s.framework, s.place) for s in callee.sends if s.param == param)
         returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
-        if not sends and returned is None:
+        if not sends and returned is None and not function.writes:
             return None
-        return RemoteFunction(shown, name, function.params, tuple(sends), returned)
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes)
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

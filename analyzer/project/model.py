@@ -52,12 +52,23 @@ class HistorySummary:
 
 
 @dataclass(frozen=True)
+class StoreWrite:
+    """A write to a database history (`chatbound.databases`): `push` adds a turn, `set`
+    writes `param` back as the whole history."""
+
+    history: HistorySummary
+    how: str
+    param: str | None = None
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     span: Span
     sends: tuple[SendSummary, ...] = ()
     forwards: tuple[Forward, ...] = ()
     returns: HistorySummary | None = None  # a whole history it returns
+    writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,8 @@ class ModuleSummary:
     tool_lists: dict[str, ToolListSummary] = field(default_factory=dict)  # by list or function name
 
     def __bool__(self) -> bool:
-        return bool(self.texts or self.tool_lists) or any(f.sends or f.forwards or f.returns for f in self.functions.values())
+        return bool(self.texts or self.tool_lists) or any(
+            f.sends or f.forwards or f.returns or f.writes for f in self.functions.values())
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,7 @@ class RemoteFunction:
     params: tuple[str, ...]
     sends: tuple[RemoteSend, ...] = ()
     returns: RemoteHistory | None = None
+    writes: tuple[StoreWrite, ...] = ()
 
 
 @dataclass(frozen=True)

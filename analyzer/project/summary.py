@@ -25,7 +25,8 @@ from ..visitors import visit_batched
 from ..histories import walk
 from ..texts import text_of
 from ..toollists import Size, size_of
-from .model import Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, TextSummary, ToolListSummary
+from .model import (Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, StoreWrite, TextSummary,
+                    ToolListSummary)
 
 NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
 
@@ -117,7 +118,8 @@ class Summarizer(ChatRule):
         for value in facts.returns(function):
             for use in facts.whole_history_in(value):
                 history = facts.histories.get(use.storage.key)
-                if returned is None and history is not None and history.growth and use.storage.kind not in NOT_KEPT:
+                kept = history is not None and (history.growth or history.storage.kind == "database")
+                if returned is None and kept and use.storage.kind not in NOT_KEPT:
                     returned = self._history(history)
         return FunctionSummary(
             params=tuple(p.name.value for p in facts._params(function)),
@@ -125,7 +127,22 @@ class Summarizer(ChatRule):
             sends=sends,
             forwards=tuple(self._forwards(facts, function)),
             returns=returned,
+            writes=tuple(self._writes(facts, function)),
         )
+
+    def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
+        """Its writes to a database history: a turn pushed, or a parameter set back whole."""
+        for call, write in facts.store_writes:
+            history = facts.histories.get(write.key)
+            if facts.function_of(call) is not function or history is None:
+                continue
+            if write.how == "push":
+                yield StoreWrite(self._history(history), "push")
+            elif write.how == "set":
+                for value in write.values:
+                    for use in facts.whole_history_in(value):
+                        if use.storage.kind == "param":
+                            yield StoreWrite(self._history(history), "set", use.storage.label)
 
     def _forwards(self, facts: ChatFacts, function: cst.FunctionDef):
         for call in facts.nodes.calls:

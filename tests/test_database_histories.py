@@ -1,0 +1,45 @@
+"""A chat history kept in a database behind a repository module: the repository's summary says
+which history its methods return whole and which they write, and the importing handler that
+reads it whole, sends it and writes the new turn back is the finding."""
+
+from __future__ import annotations
+
+from chatbound.config import Settings
+from chatbound.project.summary import summarize
+from chatbound.runner import run
+
+from conftest import FIXTURES
+
+APP = FIXTURES / "stores" / "telegram_repository"
+FILES = {name: (APP / name).read_text() for name in ("bot.py", "database.py", "llm.py", "config.py")}
+DIALOG = "mongo:dialog['messages']"
+
+
+def test_a_repository_summary_names_the_history_it_returns_and_the_writes_to_it():
+    summary = summarize(FILES["database.py"].encode())
+    assert summary.functions["Database.get_dialog_messages"].returns.key == DIALOG
+    (write,) = summary.functions["Database.set_dialog_messages"].writes
+    assert (write.history.key, write.how, write.param) == (DIALOG, "set", "dialog_messages")
+    (push,) = summary.functions["Database.add_note"].writes
+    assert (push.history.key, push.how, push.param) == ("mongo:notes['notes']", "push", None)
+
+
+def test_the_handler_that_reads_sends_and_writes_back_is_reported_naming_the_store(write):
+    root = write(FILES)
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (finding.path.endswith("/bot.py"), finding.span.line, finding.span.col) == (True, 13, 63)
+    assert "the `messages` list of a document in the `dialog` collection (MongoDB)" in finding.message
+    assert "`set_dialog_messages()` (line 15)" in finding.message
+    assert "bounded_view(dialog_messages, last_turns=10)" in finding.suggestion
+    assert [(r.path.rsplit("/", 1)[-1], r.span.line) for r in finding.related if r.path] == [("llm.py", 16)]
+
+
+def test_without_the_write_back_the_repository_read_is_no_history(write):
+    root = write({**FILES, "bot.py": FILES["bot.py"].replace("db.set_dialog_messages(", "print(")})
+    assert run([root], Settings(root=root)).findings == []
+
+
+def test_a_repository_that_reads_only_the_newest_messages_is_bounded(write):
+    database = FILES["database.py"].replace('find_one({"_id": user_id})', 'find_one({"_id": user_id}, {"messages": {"$slice": -20}})')
+    root = write({**FILES, "database.py": database})
+    assert run([root], Settings(root=root)).findings == []
