@@ -82,8 +82,11 @@ class ChatRule(Rule):
 
     def may_chat(self) -> bool:
         """False when no call in the module can send to a model or build a chat memory, so the
-        facts (and the scope and qualified-name metadata they need) are not computed at all."""
-        return bool(self.nodes.dels) or any(
+        facts (and the scope and qualified-name metadata they need) are not computed at all.
+        A file that imports a function of another module that sends, returns or stores a
+        history (`chatbound.project`) may chat through it."""
+        linked = self.context.project
+        return bool(self.nodes.dels) or bool(linked is not None and linked.functions) or any(
             callee_name(call) in CHAT_CALLS or callee_name(call).endswith(("Memory", "Session", "History"))
             for call in self.nodes.calls
         )

@@ -157,10 +157,13 @@ def slice_of(node: cst.Subscript) -> cst.Slice | None:
 
 
 def is_whole_slice(node: cst.Subscript) -> bool:
-    """`h[:]`, `h[1:]`, `h[:-1]`: all of the list but a fixed few at its ends."""
+    """`h[:]`, `h[1:]`, `h[:-1]`: all of the list but a fixed few at its ends; `h[::-1]`: all
+    of it, reversed."""
     part = slice_of(node)
-    if part is None or part.step is not None:
+    if part is None:
         return False
+    if part.step is not None:
+        return part.lower is None and part.upper is None
     lower_ok = part.lower is None or isinstance(part.lower, cst.Integer)
     upper_ok = part.upper is None or (is_negative(part.upper) and isinstance(part.upper.expression, cst.Integer))
     return lower_ok and upper_ok

@@ -43,3 +43,58 @@ def test_a_repository_that_reads_only_the_newest_messages_is_bounded(write):
     database = FILES["database.py"].replace('find_one({"_id": user_id})', 'find_one({"_id": user_id}, {"messages": {"$slice": -20}})')
     root = write({**FILES, "database.py": database})
     assert run([root], Settings(root=root)).findings == []
+
+
+REDIS_STORE = """\
+import json
+import redis
+
+r = redis.Redis()
+
+
+def add_message_to_history(user, role, text):
+    r.lpush(user, json.dumps({"role": role, "content": text}))
+
+
+def get_history(user):
+    return [json.loads(m) for m in r.lrange(user, 0, -1)[::-1]]
+"""
+GPT = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class GPT:
+    def answer(self, system, history):
+        messages = [{"role": "system", "content": system}]
+        messages.extend(history)
+        return client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content
+"""
+HANDLER = """\
+from gpt import GPT
+from store import *
+
+gpt = GPT()
+
+
+def on_message(user, text):
+    add_message_to_history(user, "user", text)
+    history = get_history(user)
+    answer = gpt.answer("You sell fences.", history)
+    add_message_to_history(user, "assistant", answer)
+    return answer
+"""
+
+
+def test_a_redis_store_star_imported_by_the_handler_is_linked(write):
+    root = write({"store.py": REDIS_STORE, "gpt.py": GPT, "handler.py": HANDLER})
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (finding.path.endswith("/handler.py"), finding.span.line, finding.span.col) == (True, 10, 45)
+    assert "the history kept in the Redis key `user`" in finding.message
+
+
+def test_a_star_imported_store_read_as_a_tail_is_bounded(write):
+    root = write({"store.py": REDIS_STORE.replace("lrange(user, 0, -1)", "lrange(user, 0, 19)"), "gpt.py": GPT,
+                  "handler.py": HANDLER})
+    assert run([root], Settings(root=root)).findings == []

@@ -41,10 +41,11 @@ def once(text):
 
 
 def test_imports_are_read_as_the_chat_facts_spell_them():
-    source = b"import os, app.db as D\nfrom .llm import chat as send, x\nfrom . import llm\nfrom ..pkg.m import (\n  a,\n  b as c,\n)\n"
+    source = (b"import os, app.db as D\nfrom .llm import chat as send, x\nfrom . import llm\nfrom ..pkg.m import (\n  a,\n"
+              b"  b as c,\n)\nfrom store import *\n")
     assert imports_of(source) == [
         ("os", "os"), ("D", "app.db"), ("send", ".llm.chat"), ("x", ".llm.x"), ("llm", ".llm"),
-        ("a", "..pkg.m.a"), ("c", "..pkg.m.b"),
+        ("a", "..pkg.m.a"), ("c", "..pkg.m.b"), ("*", "store"),
     ]
 
 

@@ -22,6 +22,8 @@ class ImportedFacts:
         if self.linked is None or not self.linked.functions:
             return None
         names = set(self.qualified(call.func))
+        if isinstance(call.func, cst.Name) and not names:
+            names.add(call.func.value)  # a function a star import binds (`from store import *`)
         if isinstance(call.func, cst.Attribute):
             names |= {f"{c}.{call.func.attr.value}" for c in self.client_of(call.func.value)}
         return next((self.linked.functions[n] for n in sorted(names) if n in self.linked.functions), None)

@@ -33,8 +33,11 @@ def imports_of(source: bytes) -> list[tuple[str, str]]:
                 found.append((bound or name.split(".", 1)[0], name))
             continue
         base = dots.decode() + module.decode()
+        if names.strip() == b"*":  # every public name of the module, each bound by its own name
+            found.append(("*", base))
+            continue
         for name, bound in _aliases(names.strip(b"()")):
-            if "." in name or name == "*":
+            if "." in name:
                 continue
             target = f"{base}.{name}" if base and not base.endswith(".") else base + name
             found.append((bound or name, target))

@@ -29,6 +29,11 @@ from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, 
 
 CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
+# asks a repository module to store a turn (`add_message_to_history(uid, ...)`, `db.save_message(...)`)
+STORE_CALL = re.compile(
+    rb"(?<!\w)(?:add|append|push|save|store|insert|set|put|write)_\w*(?:message|history|turn|dialog|chat|conversation)\w*\s*\(",
+    re.I,
+)
 MAX_DEPTH = 4  # wrapper modules followed from a call to the model call
 
 
@@ -45,9 +50,10 @@ def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
 
 def may_import_chat(source: bytes) -> bool:
     """Whether a file no rule parses for itself can still hold a history that an imported
-    function sends: it grows something (a list, or a database history), and it speaks of
-    messages or a history."""
-    return (GROWTH.search(source) is not None or WRITE_SHAPE.search(source) is not None) and _has_chat_word(source)
+    function sends: it grows something (a list, a database history, or asks a repository to),
+    and it speaks of messages or a history."""
+    grows = GROWTH.search(source) or WRITE_SHAPE.search(source) or STORE_CALL.search(source)
+    return grows is not None and _has_chat_word(source)
 
 
 class ProjectIndex:
@@ -71,12 +77,15 @@ class ProjectIndex:
         tool_lists: dict[str, RemoteToolList] = {}
         modules: set[str] = set()
         importer = os.path.abspath(importer)
-        for _, target in imports_of(source):
+        for bound, target in imports_of(source):
             found = self.resolver.module(importer, target)
             if found is not None and found[0] != importer:
                 path, rest = found
                 modules.add(path)
-                functions.update(self._exports(target, path, rest, modules, 0))
+                exports = self._exports(target, path, rest, modules, 0)
+                if bound == "*":  # `from store import *`: the file calls them by their bare names
+                    exports = {name[len(target) + 1:]: remote for name, remote in exports.items()}
+                functions.update(exports)
                 for name, (text, where) in self._constants("texts", target, path, rest, modules, 0).items():
                     texts[name] = RemoteText(text.value, text.partial, Place(self.shown(where), text.span))
                 for name, (tools, where) in self._constants("tool_lists", target, path, rest, modules, 0).items():
