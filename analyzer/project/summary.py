@@ -52,11 +52,18 @@ class Summarizer(ChatRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.chat_facts()
+        calls: dict[int, list[cst.Call]] = {}  # by function: each node's function is found once, not once per function
+        returned: dict[int, list[cst.BaseExpression]] = {}
+        for call in facts.nodes.calls:
+            calls.setdefault(id(facts.function_of(call)), []).append(call)
+        for node in facts.nodes.returns:
+            if node.value is not None:
+                returned.setdefault(id(facts.function_of(node)), []).append(node.value)
         functions = {}
         for function in facts.nodes.functions:
             name = self._qualname(facts, function)
             if name is not None:
-                functions[name] = self._function(facts, function)
+                functions[name] = self._function(facts, function, calls.get(id(function), []), returned.get(id(function), []))
         classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
         self.summary = ModuleSummary(
             functions=functions,
@@ -109,13 +116,15 @@ class Summarizer(ChatRule):
             return f"{owner.name.value}.{function.name.value}"
         return None
 
-    def _function(self, facts: ChatFacts, function: cst.FunctionDef) -> FunctionSummary:
+    def _function(self, facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call],
+                  values: list[cst.BaseExpression]) -> FunctionSummary:
+        """`calls` and `values` (what its `return`s give) are the function's own."""
         sends = tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call))
             for param, sink in facts.sent_params(function)
         )
         returned = None
-        for value in facts.returns(function):
+        for value in values:
             for use in facts.whole_history_in(value):
                 history = facts.histories.get(use.storage.key)
                 kept = history is not None and (history.growth or history.storage.kind == "database")
@@ -125,7 +134,7 @@ class Summarizer(ChatRule):
             params=tuple(p.name.value for p in facts._params(function)),
             span=self.span(function.name),
             sends=sends,
-            forwards=tuple(self._forwards(facts, function)),
+            forwards=tuple(self._forwards(facts, calls)),
             returns=returned,
             writes=tuple(self._writes(facts, function)),
         )
@@ -144,9 +153,9 @@ class Summarizer(ChatRule):
                         if use.storage.kind == "param":
                             yield StoreWrite(self._history(history), "set", use.storage.label)
 
-    def _forwards(self, facts: ChatFacts, function: cst.FunctionDef):
-        for call in facts.nodes.calls:
-            if facts.function_of(call) is not function or facts.callees(call):
+    def _forwards(self, facts: ChatFacts, calls: list[cst.Call]):
+        for call in calls:
+            if not call.args or facts.callees(call):
                 continue
             targets = set(facts.qualified(call.func))
             if isinstance(call.func, cst.Attribute):
