@@ -36,6 +36,7 @@ TOOL_TAKERS = {
 }
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
 TOOL_DECORATORS = ("tool", "function_tool")
+AGENT_RUNS = ("run", "run_sync", "run_stream", "invoke", "ainvoke")  # an agent run on a tool's brief
 AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
 
@@ -77,7 +78,8 @@ class ToolsAllRegistered(Rule):
     `tools/helpers.py`, `list(registry.TOOLS.values())`), and that place is the related
     location; a list whose size no module shows (`ALL_TOOLS` of an installed package) is not
     flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
-    `AgentTool(agent=...)` or `agent.as_tool()`, a function returning an agent) are counted
+    `AgentTool(agent=...)` or `agent.as_tool()`, a tool function that returns or runs another
+    agent of the module) are counted
     apart from the work tools: a coordinator whose tools are mostly specialists is not told
     to split them. A list attached twice (`bind_tools(TOOLS)`,
     `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas
@@ -161,6 +163,11 @@ class ToolsAllRegistered(Rule):
         "sales = Agent(name='sales', tools=[quote, discount])\n"
         "triage = Agent(name='triage', tools=[transfer_to_sales, lookup], handoffs=[handoff(billing)])\n"
         "router = Agent(name='router', tools=[handoff(billing), transfer_to_sales, lookup, faq, status, hours])\n",
+        # Pydantic AI: a primary agent whose tools each run a specialist agent on a brief
+        "from pydantic_ai import Agent\n"
+        "primary = Agent('openai:gpt-4o')\n"
+        + "".join(f"s{i} = Agent('openai:gpt-4o-mini')\n@primary.tool_plain\nasync def use_s{i}(query: str) -> str:\n"
+                  f"    return (await s{i}.run(query)).output\n" for i in range(6)),
         # a coordinator whose tools are specialists run as tools
         "planner = Agent(name='planner', tools=[AgentTool(agent=flights), AgentTool(agent=hotels),\n"
         "    AgentTool(agent=seats), billing.as_tool(tool_name='billing', tool_description='Bills.'), remember])\n",
@@ -398,11 +405,12 @@ class ToolsAllRegistered(Rule):
             reported.add(key)
             self._report(argument, tools, count, call, routes)
         for agent, functions in self.agent_tools.items():
-            if len(functions) < self.limit:
+            routes = sum(self._delegates(f) for f in functions)
+            if len(functions) - routes < self.limit:
                 continue
             bound = bound_expression(self, self.agent_names[agent])
             if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
-                self._report(bound, Tools(list(f.name for f in functions)), len(functions), bound)
+                self._report(bound, Tools(list(f.name for f in functions)), len(functions) - routes, bound, routes)
 
     def _toolset(self, element: cst.BaseExpression) -> str | None:
         """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""
@@ -451,14 +459,23 @@ class ToolsAllRegistered(Rule):
         """A handoff to another agent, not a work tool: an SDK `handoff(...)` /
         `create_handoff_tool(...)`, an agent run as a tool (`AgentTool(agent=...)`,
         `agent.as_tool(...)`), or a function of the module that returns an agent
-        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern)."""
+        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern) or runs one."""
         if isinstance(element, cst.Call):
             return callee_name(element) in ROUTE_CALLS
         function = self.functions.get(element.value) if isinstance(element, cst.Name) else None
         if function is None:
             return False
         returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
-        return bool(returns) and all(self._is_agent(r) for r in returns)
+        return (bool(returns) and all(self._is_agent(r) for r in returns)) or self._delegates(function)
+
+    def _delegates(self, function: cst.FunctionDef) -> bool:
+        """A tool that runs another agent of the module on its brief (`await billing_agent.run(query)`):
+        a route to a specialist, not a work tool."""
+        return any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in AGENT_RUNS
+            and isinstance(n.func.value, cst.Name) and self._is_agent(n.func.value)
+            for n in walk(function.body)
+        )
 
     def _is_agent(self, value: cst.BaseExpression) -> bool:
         bound = bound_expression(self, value) if isinstance(value, cst.Name) else value
