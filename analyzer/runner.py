@@ -28,7 +28,7 @@ from .cache import Cache
 from .config import Settings, check_options
 from .dependencies import with_declared_engine
 from .discovery import below, discover
-from .project.model import Linked
+from .project.model import Linked, Links
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
 from .registry import matches, select_rules
@@ -75,6 +75,7 @@ class _Job:
     cells: Cells | None = None  # a notebook: `source` is its joined code, placed back in cells
     project: tuple[str, str] | None = None  # (root, cache key): link the file through its imports
     linked: Linked | None = None  # what the project pass linked for it (chatbound.project)
+    links: Links | None = None  # what its importers say about its names (chatbound.project.users)
 
 
 def display_path(path: Path, cwd: str = "") -> str:
@@ -191,10 +192,13 @@ def run(
     misses: list[tuple[int, Path, str, bytes]] = []
     cwd = os.getcwd()
     read_bytes = 0
+    sources: dict[Path, bytes] = {}
     for index, path in enumerate(found.files):
         shown = display_path(path, cwd)
         source = read_source(path, shown)
         read_bytes += len(source) if isinstance(source, bytes) else 0
+        if isinstance(source, bytes) and not is_notebook(shown):
+            sources[path] = source
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
         elif store is not None and (hit := store.get(shown, source)) is not None:
@@ -212,12 +216,14 @@ def run(
     # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full on cold and warm runs alike)
     small = read_bytes <= PROJECT_MAX_BYTES
     project = (str(settings.root), store.key if store is not None else "") if small else None
+    links = _project_links(sources, settings.root) if project is not None and misses else {}
     jobs: list[_Job] = []
     done: list[tuple[_Job, FileResult]] = []
     notebooks: dict[int, bytes] = {}  # a notebook's own bytes, which key its cache entry
     folders: dict[str, str] = {}
     for index, path, shown, source in misses:
-        job = _Job(index, shown, _folder(path, folders), source, rules, not precheck, project=project)
+        job = _Job(index, shown, _folder(path, folders), source, rules, not precheck, project=project,
+                   links=links.get(str(path.resolve())))
         if is_notebook(shown):
             notebooks[index] = source
         opened = _notebook_job(job) if is_notebook(shown) else job
@@ -339,22 +345,32 @@ def _skipped(job: _Job) -> FileResult:
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
 
+def _project_links(sources: dict[Path, bytes], root: Path) -> dict[str, Links]:
+    """What importers and deployment files say about each file's names (`chatbound.project.users`)."""
+    from .project.users import project_links
+
+    return project_links({str(path.resolve()): source for path, source in sources.items()}, str(root),
+                         lambda path: display_path(Path(path)))
+
+
 def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     """The job linked through its imports when a cross-module rule may need it: one that runs
     on the file anyway, or a file that grows something and speaks of messages or a history
     (`may_import_chat`), which may hand it to an imported function. A file whose imports offer something runs the cross-module
     rules; its result rests on the modules it imports (`Linked.modules`)."""
     cross = tuple(rule for rule in selected if rule.CROSS_MODULE)
-    if job.project is None or job.linked is not None or job.cells is not None or not cross:
+    if job.project is None or job.linked is not None or job.cells is not None:
         return job
     from .project.index import may_import_chat, project_index
 
-    if not set(cross) & set(job.rules) and not may_import_chat(job.source):
-        return job
+    if not cross or not set(cross) & set(job.rules) and not may_import_chat(job.source):
+        return replace(job, linked=Linked(modules=job.links.modules, links=job.links)) if job.links else job
     index = project_index(*job.project, cross, options)
     start = time.perf_counter()
     linked = index.link(os.path.join(job.directory, os.path.basename(job.shown)), job.source)
     linked = replace(linked, seconds=time.perf_counter() - start)
+    if job.links is not None:
+        linked = replace(linked, links=job.links, modules=tuple(sorted({*linked.modules, *job.links.modules})))
     rules = job.rules
     if linked.functions or linked.texts or linked.tool_lists:
         rules = tuple(rule for rule in selected if rule in job.rules or rule in cross)

@@ -70,10 +70,12 @@ class AgentOversizedHandoff(ChatRule):
       `Send(node, {"messages": state["messages"]})`, `Command(goto=..., update={"messages":
       state["messages"] + [...]})`, langgraph-supervisor `create_supervisor` and the
       supervisor/swarm `create_handoff_tool`; OpenAI Agents SDK `handoff(...)` and bare agents in
-      `Agent(handoffs=[...])` without `input_filter`, where runs continue a conversation (a
-      `session=`, `previous_response_id=`, `conversation_id=` or a replayed `to_input_list()`;
-      a one-shot run hands over one message) (unless `RunConfig(handoff_input_filter=...)`
-      or `nest_handoff_history` is set); a Swarm agent function that returns another `Agent`;
+      `Agent(handoffs=[...])` or `agent.handoffs = [...]` without `input_filter`, where runs
+      continue a conversation, in the module or in one that imports its agents (a `session=`,
+      `previous_response_id=`, `conversation_id=` or a replayed `to_input_list()`; a one-shot
+      run hands over one message) (unless `RunConfig(handoff_input_filter=...)` or a
+      `handoff_history_mapper=` is set: `nest_handoff_history` alone still writes every item
+      into the one message it hands over); a Swarm agent function that returns another `Agent`;
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
       agent.
@@ -128,7 +130,7 @@ class AgentOversizedHandoff(ChatRule):
     Hand-written agents (any handoff-like call or specialist object), LangGraph (`Send`,
     `Command`, supervisor and swarm handoff tools),
     `asyncio` fan-outs, and the OpenAI Agents SDK (`Runner.run`, `handoff`,
-    `RunConfig(handoff_input_filter=..., nest_handoff_history=...)`).
+    `RunConfig(handoff_input_filter=..., handoff_history_mapper=...)`).
 
     Frameworks that keep the conversation themselves are modelled one module each: [Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)
     lists what each is checked for under this rule, what counts as bounded, and the versions

@@ -48,13 +48,20 @@ def test_a_module_transcript_handed_to_the_module_specialist_is_named_in_the_mes
     assert [r.span.line for r in finding.related] == [45]
 
 
-def test_run_config_that_nests_handoff_history_excuses_sdk_handoffs():
-    code = """
-    from agents import Agent, RunConfig, handoff
+@pytest.mark.parametrize("config, expected", [
+    # the default mapper writes every item into the one message (openai-agents 0.6.0-0.24.0 handoffs/history.py)
+    ("RunConfig(nest_handoff_history=True)", [(3, 37)]),
+    ("RunConfig(nest_handoff_history=True, handoff_history_mapper=last_turn)", []),
+    ("RunConfig(handoff_input_filter=remove_all_tools)", []),
+])
+def test_run_config_excuses_sdk_handoffs_only_where_it_decides_what_passes(config, expected):
+    code = f"""
+    from agents import Agent, RunConfig, Runner, handoff
     desk = Agent(name="desk", handoffs=[handoff(billing)])
-    CONFIG = RunConfig(nest_handoff_history=True)
+    async def answer(session, text):
+        return await Runner.run(desk, text, session=session, run_config={config})
     """
-    assert findings(code) == []
+    assert findings(code) == expected
 
 
 def test_a_handoff_function_of_another_library_is_not_the_sdk_one():

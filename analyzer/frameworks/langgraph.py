@@ -19,6 +19,11 @@ fact below.
   agents/factory.py) sends all of it unless a middleware trims. `SummarizationMiddleware`
   needs `trigger=` (or the deprecated `max_tokens_before_summary=`): without one
   `_should_summarize` is always False (agents/middleware/summarization.py).
+- Across modules (`chatbound.project.users`): a state class in `state.py`, nodes in `nodes.py`
+  registered with `add_node` in `graph.py`, which compiles the graph with a checkpointer; or a
+  graph named in `langgraph.json`'s `"graphs"` (`"./src/agent/graph.py:graph"` or `{"path":
+  ...}`: langgraph-cli 0.4.40 config.py), which the LangGraph platform serves with its own
+  checkpointer, persisting every thread, whatever the code compiles.
 - Handoffs: `Send(node, {"messages": state["messages"]})` and `Command(goto=..., update=
   {"messages": state["messages"] + [...]})` (langgraph/types.py); langgraph-supervisor's
   `create_supervisor` builds handoff tools that pass `state["messages"]` whole to the agent
@@ -28,8 +33,9 @@ fact below.
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -40,7 +46,7 @@ from ..histories.vocabulary import Storage
 from ..messages import callee_name, is_whole_slice, slice_of, string
 from ..sinks import keyword, positional
 from ..visitors import children
-from .vocabulary import Handoff, Kept
+from .vocabulary import Handoff, Kept, links
 
 TRIGGERS = (re.compile(rb"\b(?:create_react_agent|create_agent)[\s)]*\("),)
 HANDOFF_TRIGGERS = (re.compile(rb"\b(?:Send|Command|create_supervisor|create_handoff_tool)[\s)]*\("),)
@@ -48,6 +54,8 @@ CALLS = frozenset({"create_react_agent", "create_agent", "compile"})
 HANDOFF_CALLS = frozenset({"Send", "Command", "create_supervisor", "create_handoff_tool"})
 KINDS = {
     "checkpoint": "graph state a checkpointer keeps for each thread (every invoke on the thread adds to it)",
+    "platform": "graph state the LangGraph platform keeps for each thread of a graph `langgraph.json` serves "
+    "(every run on the thread adds to it)",
 }
 # States whose `messages` key is reduced by add_messages (langgraph graph/message.py;
 # langchain agents/middleware/types.py `AgentState`; langgraph-prebuilt chat_agent_executor.py).
@@ -67,6 +75,11 @@ NOT_TRIMMING = frozenset(
     ModelRouterMiddleware ModelRefusalMiddleware ToolErrorMiddleware AutoModeMiddleware
     ProviderToolSearchMiddleware""".split()
 )
+MESSAGE_STATE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MESSAGE_STATES)
+PROJECT_TRIGGERS = (re.compile(rb"\blanggraph\b"),)
+DEPLOYMENT_FILE = "langgraph.json"
+STATE_TAG, NODE_TAG, SAVER_TAG = "langgraph.state:", "langgraph.node", "langgraph.checkpointer"
+SERVED_TAG = "langgraph.served:"  # + the variable langgraph.json serves: the platform checkpoints that graph
 HANDOFF_KEYS = ("messages", "chat_history", "history")
 TRIM = ('trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
         'start_on="human", include_system=True)')
@@ -78,7 +91,7 @@ NODE_ADVICE = (
     "include_system=True))` (`from langchain_core.messages import trim_messages`), or a summarization node that "
     "returns `RemoveMessage`s for what it folded into a summary. The thread keeps every message."
 )
-ADVICE = {"checkpoint": NODE_ADVICE}
+ADVICE = {"checkpoint": NODE_ADVICE, "platform": NODE_ADVICE}
 REACT_ADVICE = (
     "Give the agent a `pre_model_hook` that returns `{\"llm_input_messages\": trim_messages(state[\"messages\"], "
     "strategy=\"last\", token_counter=count_tokens_approximately, max_tokens=4000, start_on=\"human\", "
@@ -106,14 +119,19 @@ class Graph:
     states: set[str] = field(default_factory=set)  # local names of message-state classes
     nodes: set[str] = field(default_factory=set)
     checkpointers: list[cst.CSTNode] = field(default_factory=list)
+    served: set[str] | None = None  # the nodes of the graph langgraph.json serves (None: all, or no deployment)
     tools: bool = False
 
 
 def graph(facts) -> Graph | None:
-    """The module's graph facts, computed once; None when it does not import LangGraph."""
+    """The module's graph facts, computed once; None when it neither imports LangGraph nor is
+    named by a module or deployment file that does."""
     data = facts.framework_data
     if __name__ not in data:
-        data[__name__] = _graph(facts) if any(i.startswith("langgraph") for i in facts.nodes.imports) else None
+        linked = links(facts)
+        tagged = any(m.tag.startswith("langgraph.") for mentions in (*linked.given.values(), *linked.seen.values())
+                     for m in mentions)
+        data[__name__] = _graph(facts) if tagged or any(i.startswith("langgraph") for i in facts.nodes.imports) else None
     return data[__name__]
 
 
@@ -145,6 +163,22 @@ def _graph(facts) -> Graph:
                 found.checkpointers.append(saver)
         if name in TOOL_NAMES:
             found.tools = True
+    linked = links(facts)
+    for name, mentions in linked.seen.items():  # message states of other modules
+        reducers = [replace(m.place, label="the `add_messages` reducer") for m in mentions if m.tag.startswith(STATE_TAG)]
+        if reducers:
+            found.states.add(name)
+            found.keys.update(m.tag[len(STATE_TAG):] for m in mentions if m.tag.startswith(STATE_TAG))
+            found.reducers.extend(reducers)
+    for name, mentions in linked.given.items():  # nodes registered, checkpointers supplied elsewhere
+        for mention in mentions:
+            if mention.tag == NODE_TAG and name:
+                found.nodes.add(name)
+            elif mention.tag == SAVER_TAG:
+                found.checkpointers.append(mention.place)
+            elif mention.tag.startswith(SERVED_TAG):
+                found.checkpointers.append(mention.place)
+                found.served = _served_nodes(facts, mention.tag[len(SERVED_TAG):])
     for function in facts.nodes.functions:
         first = _state_param(function)
         if first is not None and first.annotation is not None and facts.code(first.annotation.annotation) in found.states:
@@ -152,6 +186,94 @@ def _graph(facts) -> Graph:
     if not found.reducers and found.keys:
         found.reducers.extend(found.checkpointers)
     return found
+
+
+# --- what the project pass reads (stdlib ast, chatbound.project.users) -------------------------
+
+
+def deployed(config: dict) -> list[tuple[str, str, str]]:
+    """The modules a `langgraph.json` serves, as (path from its folder, tag, the text naming it):
+    the platform keeps every thread with its own checkpointer (langgraph-cli 0.4.40 config.py)."""
+    found = []
+    for spec in (config.get("graphs") or {}).values() if isinstance(config, dict) else ():
+        text = spec.get("path") if isinstance(spec, dict) else spec
+        module = text.partition(":")[0] if isinstance(text, str) else ""
+        if module.endswith(".py"):  # a file path; a dotted module path is not followed
+            found.append((module, SERVED_TAG + text.partition(":")[2], text))
+    return found
+
+
+def defines(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
+    """The module's message-state classes: `STATE_TAG + key` for each key `add_messages` reduces."""
+    states = {name for name, target in _ast_imports(tree).items()
+              if target.startswith(("langgraph", "langchain")) and name in MESSAGE_STATE_NAMES}
+    keys: dict[str, set[str]] = {name: {"messages"} for name in states}
+    found = []
+    for klass in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        own = {s.target.id: s for s in klass.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+               and re.search(r"\badd_messages\b", ast.unparse(s.annotation))}
+        inherited = set().union(*(keys.get(_ast_name(base), set()) for base in klass.bases))
+        if own or inherited:
+            keys[klass.name] = set(own) | inherited
+            found.extend((klass.name, STATE_TAG + key, own.get(key, klass)) for key in sorted(keys[klass.name]))
+    return found
+
+
+def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, object]]:
+    """Imported functions this module registers as graph nodes (`NODE_TAG`), and, when it
+    compiles the graph with a checkpointer or the platform serves it, that checkpointer
+    (`SAVER_TAG`) for each of them."""
+    if not any(target.startswith("langgraph") for target in imported.values()):
+        return []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
+    savers = [c for c in calls if c.func.attr == "compile"
+              and any(k.arg == "checkpointer" and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False))
+                      for k in c.keywords)]
+    served = {m.tag[len(SERVED_TAG):]: m.place for m in own if m.tag.startswith(SERVED_TAG)}
+    builders = {_ast_builder(tree, var): place for var, place in served.items()}
+    found = []
+    for call in (c for c in calls if c.func.attr == "add_node"):
+        builder = call.func.value.id if isinstance(call.func.value, ast.Name) else None
+        savers_here = savers + [builders[builder]] if builder in builders else savers
+        for arg in [*call.args, *(k.value for k in call.keywords if k.arg in ("node", "action"))]:
+            if isinstance(arg, ast.Name) and arg.id in imported:
+                found.append((arg.id, NODE_TAG, call))
+                found.extend((arg.id, SAVER_TAG, saver) for saver in savers_here[:1])
+    return found
+
+
+def _ast_builder(tree: ast.Module, var: str) -> str | None:
+    """`builder` of `var = builder.compile(...)`: the graph langgraph.json serves as `var`."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var for t in node.targets)
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "compile" and isinstance(node.value.func.value, ast.Name)):
+            return node.value.func.value.id
+    return None
+
+
+def _served_nodes(facts, var: str) -> set[str] | None:
+    """The functions registered on the builder of `var = builder.compile(...)` (the graph
+    langgraph.json serves); None when the module does not show it (every node counts)."""
+    for node in facts.nodes.assigns:
+        value = node.value if isinstance(node, cst.Assign) else None
+        if (isinstance(value, cst.Call) and callee_name(value) == "compile" and isinstance(value.func, cst.Attribute)
+                and isinstance(value.func.value, cst.Name)
+                and any(isinstance(t.target, cst.Name) and t.target.value == var for t in node.targets)):
+            builder = value.func.value.value
+            return {a.value.value for c in facts.nodes.calls if callee_name(c) == "add_node"
+                    and isinstance(c.func, cst.Attribute) and facts.code(c.func.value) == builder
+                    for a in c.args if isinstance(a.value, cst.Name)}
+    return None
+
+
+def _ast_imports(tree: ast.Module) -> dict[str, str]:
+    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+
+
+def _ast_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _builds_graph(facts, call: cst.Call) -> bool:
@@ -190,11 +312,18 @@ def storage(facts, expr: cst.CSTNode) -> Storage | None:
     function = facts.function_of(param) if isinstance(param, cst.Param) else None
     if function is None or function.name.value not in found.nodes or _state_param(function) is not param:
         return None
+    if found.served is not None and function.name.value not in found.served and _platform_only(found):
+        return None  # a node of another graph of the module (a subgraph run per Send): the platform keeps no thread of it
     return _storage(found, key)
 
 
 def _storage(found: Graph, key: str) -> Storage:
-    return Storage(f"graph state.{key}", "checkpoint" if found.checkpointers else "graph", f'state["{key}"]')
+    kind = "platform" if _platform_only(found) else "checkpoint" if found.checkpointers else "graph"
+    return Storage(f"graph state.{key}", kind, f'state["{key}"]')
+
+
+def _platform_only(found: Graph) -> bool:
+    return bool(found.checkpointers) and all(getattr(c, "label", "") == DEPLOYMENT_FILE for c in found.checkpointers)
 
 
 def collect(facts) -> None:
@@ -352,7 +481,7 @@ def fix(finding, module: cst.Module, wrapper, lines):
     """A node's send of checkpointed state: `trim_messages(...)` around it; a prebuilt agent
     with a checkpointer: a trimming `pre_model_hook`; `create_agent`: advice."""
     properties = finding.properties
-    if properties.get("storage") == "checkpoint":
+    if properties.get("storage") in ("checkpoint", "platform"):
         return _trimmed_send(finding, module, wrapper, lines), NODE_ADVICE
     if properties.get("framework") != "langgraph":
         return None

@@ -9,16 +9,26 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   wrapping it (`OpenAIResponsesCompactionSession`) bounds it.
 - `result.to_input_list()` fed back as the next input is a list the caller replays whole
   (the generic analysis follows it; the fix below bounds it).
-- Handoffs: a bare agent in `Agent(handoffs=[...])` becomes `handoff(agent)` with no
-  `input_filter` (run_internal/turn_preparation.py `get_handoffs`), and a handoff without
-  `input_filter` gives the next agent the whole conversation. `RunConfig(handoff_input_filter=
-  ...)` filters all of them; `nest_handoff_history=True` folds the transcript into one summary
-  message (run_config.py; on by default in 0.6.x, opt-in since 0.7) and is taken as the
-  project's choice. `agent.as_tool()` passes a brief (the tool's input) and is no handoff.
+- Handoffs: a bare agent in `Agent(handoffs=[...])`, or in `agent.handoffs = [...]` /
+  `.handoffs.append(...)` / `.extend([...])` (the SDK reads the attribute at run time), becomes
+  `handoff(agent)` with no `input_filter` (run_internal/turn_preparation.py `get_handoffs`), and
+  a handoff without `input_filter` gives the next agent the whole conversation.
+  `RunConfig(handoff_input_filter=...)` filters all of them, and a `handoff_history_mapper=`
+  decides what passes. `nest_handoff_history` alone bounds nothing: its default mapper writes
+  every item of the transcript into one assistant message (handoffs/history.py
+  `_build_summary_message`, 0.6.0 to 0.24.0). It is on by default in 0.6.x (run.py `RunConfig`,
+  0.6.0 and 0.6.4) and off since 0.7.0: the message says which applies, from the version the
+  project pins (`chatbound.frameworks.versions`). `agent.as_tool()` passes a brief (the tool's
+  input) and is no handoff.
+- A handoff matters where the runs continue a conversation (`session=`, `previous_response_id=`,
+  `conversation_id=`, a replayed `to_input_list()`): in the module, or in a module that imports
+  its agents and runs them so (`chatbound.project.users`: agents in `agents.py`, the server in
+  `server.py`).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 
@@ -32,14 +42,19 @@ from ..edits import (
 from ..findings import Finding, Fix, Span
 from ..messages import callee_name
 from ..sinks import keyword
-from .vocabulary import Handoff, Kept
+from .versions import pinned, version_tuple
+from .vocabulary import Handoff, Kept, links
 
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
 WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, reply
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
-GLOBAL_FILTERS = ("handoff_input_filter", "nest_handoff_history")
+GLOBAL_FILTERS = ("handoff_input_filter", "handoff_history_mapper")
+DISTRIBUTION = "openai-agents"
+NESTED_BY_DEFAULT = ((0, 6), (0, 7))  # RunConfig.nest_handoff_history defaults to True in [0.6, 0.7)
+PROJECT_TRIGGERS = (re.compile(rb"\bRunner\s*\.\s*run"),)
+CONTINUED_TAG = "agents.continued"
 # Runner.run/run_sync/run_streamed(..., session=, previous_response_id=, conversation_id=)
 # continue a conversation across runs (openai-agents 0.24.0, src/agents/run.py)
 CONTINUED_BY = ("session", "previous_response_id", "conversation_id")
@@ -97,26 +112,69 @@ def handoffs(facts) -> list[Handoff]:
     if not any(i.startswith("agents") for i in facts.nodes.imports):
         return []
     if any(keyword(c, name) is not None for c in facts.nodes.calls for name in GLOBAL_FILTERS):
-        return []  # every handoff of the run is filtered or nested
-    if not _continues_a_conversation(facts):
+        return []  # every handoff of the run is filtered, or mapped by the project's own function
+    continued = "" if _continues_a_conversation(facts) else _continued_elsewhere(facts)
+    if continued is None:
         return []  # a one-shot run hands over its one message: no history to pay for again
+    how = _how_it_passes(facts, continued)
     found = []
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name == "handoff" and _sdk(facts, call, "agents.handoff", "agents.handoffs.handoff"):
             if keyword(call, "input_filter") is None:
                 found.append(Handoff(call, "`handoff(...)` without `input_filter` gives the next agent the entire "
-                                     "conversation history: it pays for every earlier turn and tool call again.",
+                                     f"conversation history{how}: it pays for every earlier turn and tool call again.",
                                      HANDOFF_ADVICE))
-        elif name == "Agent" and _sdk(facts, call, "agents.Agent"):
+        elif _sdk(facts, call, "agents.Agent") or isinstance(call.func, cst.Subscript) and _is_sdk_agent(facts, call):
             listed = keyword(call, "handoffs")
-            for element in listed.value.elements if listed is not None and isinstance(listed.value, cst.List) else ():
-                if isinstance(element.value, (cst.Name, cst.Attribute)):
-                    agent = facts.code(element.value)
-                    found.append(Handoff(element.value, f"`{agent}` in `handoffs=[...]` is `handoff({agent})` with no "
-                                         "`input_filter` (openai-agents 0.24): the next agent gets the entire "
-                                         "conversation history and pays for every earlier turn again.", HANDOFF_ADVICE))
+            elements = listed.value.elements if listed is not None and isinstance(listed.value, cst.List) else ()
+            found.extend(_bare(facts, [e.value for e in elements], "handoffs=[...]", how))
+    for target, values, where in _assigned_handoffs(facts):
+        if _is_sdk_agent(facts, target):
+            found.extend(_bare(facts, values, where, how))
     return found
+
+
+def _bare(facts, values, where: str, how: str) -> list[Handoff]:
+    """The bare agents among `values` (a name bound to `handoff(...)` is reported at that call)."""
+    found = []
+    for value in values:
+        bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
+        if not isinstance(value, (cst.Name, cst.Attribute)) or isinstance(bound, cst.Call) and callee_name(bound) == "handoff":
+            continue
+        agent = facts.code(value)
+        found.append(Handoff(value, f"`{agent}` in `{where}` is `handoff({agent})` with no `input_filter`: the next "
+                             f"agent gets the entire conversation history{how} and pays for every earlier turn "
+                             "again.", HANDOFF_ADVICE))
+    return found
+
+
+def _assigned_handoffs(facts):
+    """(agent, bare values, how) for `agent.handoffs = [...]` and `agent.handoffs.append(x)` /
+    `.extend([...])`: handoffs set after the agent is built."""
+    for node in facts.nodes.assigns:
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.List):
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute) and target.target.attr.value == "handoffs":
+                    yield target.target.value, [e.value for e in node.value.elements], "handoffs = [...]"
+    for call in facts.nodes.growth_calls:
+        receiver = call.func.value
+        if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "handoffs" and call.args):
+            continue
+        name = callee_name(call)
+        if name == "append":
+            yield receiver.value, [call.args[0].value], "handoffs.append(...)"
+        elif name == "extend" and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            yield receiver.value, [e.value for e in call.args[0].value.elements], "handoffs.extend([...])"
+
+
+def _is_sdk_agent(facts, expr: cst.CSTNode) -> bool:
+    """`expr` is an `agents.Agent(...)` / `Agent[Context](...)` call, or a name bound to one."""
+    value = facts.assignment_before(expr) if isinstance(expr, cst.Name) else expr
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func.value if isinstance(value.func, cst.Subscript) else value.func
+    return "agents.Agent" in facts.qualified(func)
 
 
 def _continues_a_conversation(facts) -> bool:
@@ -124,6 +182,47 @@ def _continues_a_conversation(facts) -> bool:
     replayed from an earlier result. Only then does a handoff pass a growing history."""
     return any(callee_name(call) == "to_input_list" or any(keyword(call, k) is not None for k in CONTINUED_BY)
                for call in facts.nodes.calls)
+
+
+def _continued_elsewhere(facts) -> str | None:
+    """Where a module that imports this one's agents runs them on a continuing conversation,
+    as the message says it; None when no module does."""
+    places = sorted({m.place for mentions in links(facts).given.values() for m in mentions if m.tag == CONTINUED_TAG},
+                    key=lambda p: (p.path, p.span.line))
+    return f"runs continue the conversation in {places[0].path}:{places[0].span.line}; " if places else None
+
+
+def _how_it_passes(facts, continued: str) -> str:
+    """How the transcript reaches the next agent in the version the project pins, and where
+    runs continue the conversation when another module runs them."""
+    found = pinned(facts, DISTRIBUTION)
+    if found is None:
+        return f" ({continued}openai-agents 0.7+ assumed: the project pins no version)"
+    version, where = found
+    low, high = NESTED_BY_DEFAULT
+    if low <= version_tuple(version)[:2] < high:
+        return (f", folded into one assistant message that still holds every item ({continued}openai-agents {version} "
+                f"in {where} nests handoff history by default)")
+    return f" ({continued}openai-agents {version} in {where})"
+
+
+# --- what the project pass reads (stdlib ast, chatbound.project.users) ---------------------
+
+
+def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, ast.AST]]:
+    """Every project name this module imports, when it runs an agent (`Runner.run*`) on a
+    continuing conversation: the importer decides whether the imported agents' handoffs pass
+    a growing history."""
+    if not any(target.startswith("agents.") for target in imported.values()):
+        return []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    runs = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in AGENT_RUNS
+            and isinstance(c.func.value, ast.Name) and c.func.value.id == "Runner"]
+    continued = any(isinstance(c.func, ast.Attribute) and c.func.attr == "to_input_list"
+                    or any(k.arg in CONTINUED_BY for k in c.keywords) for c in calls)
+    if not runs or not continued:
+        return []
+    return [(local, CONTINUED_TAG, runs[0]) for local, target in imported.items() if not target.startswith("agents")]
 
 
 # --- fixes ----------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Any
 
 import libcst as cst
 
+from ..project.model import Links
+
 
 @dataclass(frozen=True)
 class Kept:
@@ -25,3 +27,9 @@ class Handoff:
     node: cst.CSTNode
     message: str
     advice: str
+
+
+def links(facts) -> Links:
+    """What the project pass says about the module's names (`chatbound.project.users`)."""
+    linked = facts.linked
+    return linked.links if linked is not None else Links()

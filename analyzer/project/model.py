@@ -165,14 +165,36 @@ class RemoteToolList:
 
 
 @dataclass(frozen=True)
+class Mention:
+    """What another module or a deployment file says about a name: `tag` in a framework's words
+    (`langgraph.node`: an importer registers it as a graph node), `place` where it says so."""
+
+    tag: str
+    place: Place
+
+
+@dataclass(frozen=True)
+class Links:
+    """The links that run against the imports (`chatbound.project.users`): what importers and
+    deployment files say about this module's names (`given`; "" is the module itself), what
+    the definitions of the names it imports are (`seen`), and the files that says so."""
+
+    given: dict[str, tuple[Mention, ...]] = field(default_factory=dict)
+    seen: dict[str, tuple[Mention, ...]] = field(default_factory=dict)
+    modules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Linked:
     """What one file sees of the project: imported functions and methods keyed by the
     qualified name the file's chat facts spell (`.llm.chat`, `memory.Memory.get`), imported
     text constants and tool lists keyed the same way (`.prompts.SYSTEM_PROMPT`,
-    `.tools.helpers.all_tools`), and every module the answer rests on (its result is cached against their contents)."""
+    `.tools.helpers.all_tools`), what importers and imported definitions say about its names
+    (`links`), and every module the answer rests on (its result is cached against their contents)."""
 
     functions: dict[str, RemoteFunction] = field(default_factory=dict)
     texts: dict[str, RemoteText] = field(default_factory=dict)
     tool_lists: dict[str, RemoteToolList] = field(default_factory=dict)
     modules: tuple[str, ...] = ()
     seconds: float = 0.0  # what linking cost (the project pass's share of the run)
+    links: Links = field(default_factory=Links)

@@ -1,0 +1,128 @@
+"""The links that run against the imports: what a module's importers say about its names.
+
+Frameworks split an application so that the module holding a fact cannot see the module
+that decides whether it matters: agents with handoffs in `agents.py`, run on a continuing
+conversation in `server.py`; a LangGraph node in `nodes.py`, registered in a graph compiled
+with a checkpointer in `graph.py` (or served by the platform through `langgraph.json`), its
+state class in `state.py`. `project_links(sources, ...)` reads every file whose bytes a
+framework's `PROJECT_TRIGGERS` match, once, with the stdlib `ast` (a fraction of LibCST's
+cost), and asks the framework modules:
+
+- `defines(tree)`: tags for the module's own top-level names (a message-state class);
+- `uses(tree, imported, own)`: tags the module gives names it imports (`imported`: local
+  name -> import target; `own`: the mentions deployment files make of the module itself);
+- `DEPLOYMENT_FILE` and `deployed(data)`: the modules a deployment file names, with a tag.
+
+Each file gets the `Links` of what was said about its names (`given`), what the
+definitions of the names it imports are (`seen`), and the files that says so (its cached
+result rests on them). Limit: a file added later that imports an unchanged module does not
+re-check that module until it changes (the cache keys a result by the files it rested on).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from typing import Callable
+
+from ..findings import Span
+from .imports import Resolver, imports_of
+from .model import Links, Mention, Place
+
+
+def _frameworks():
+    from .. import frameworks  # the framework modules import LibCST; loaded only when a tree needs links
+
+    return frameworks.MODULES
+
+
+def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], str]) -> dict[str, Links]:
+    """`Links` for each file something is said about, keyed like `sources` (absolute paths)."""
+    modules = _frameworks()
+    triggers = [t for m in modules for t in getattr(m, "PROJECT_TRIGGERS", ())]
+    read = {path: source for path, source in sources.items() if any(t.search(source) for t in triggers)}
+    if not read:
+        return {}
+    resolver = Resolver(root)
+    given: dict[str, dict[str, list[Mention]]] = {}
+    defined: dict[str, dict[str, list[Mention]]] = {}
+    rests_on: dict[str, set[str]] = {}
+    for path, name, mention, source in _deployments(modules, read, root, shown):
+        given.setdefault(path, {}).setdefault(name, []).append(mention)
+        rests_on.setdefault(path, set()).add(source)
+    trees: dict[str, ast.Module] = {}
+    for path, source in read.items():
+        try:
+            trees[path] = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue  # its own check says why
+        for module in modules:
+            for name, tag, node in getattr(module, "defines", lambda tree: ())(trees[path]):
+                defined.setdefault(path, {}).setdefault(name, []).append(Mention(tag, _place(shown(path), node)))
+    for path, tree in trees.items():
+        targets = _imported(resolver, path, read[path])
+        own = given.get(path, {}).get("", ())
+        imported = {local: target for local, target in imports_of(read[path])}
+        for module in modules:
+            for local, tag, node in getattr(module, "uses", lambda *args: ())(tree, imported, own):
+                if local not in targets:
+                    continue
+                module_path, name = targets[local]
+                place = node if isinstance(node, Place) else _place(shown(path), node)
+                given.setdefault(module_path, {}).setdefault(name, []).append(Mention(tag, place))
+                rests_on.setdefault(module_path, set()).add(path)
+    seen: dict[str, dict[str, list[Mention]]] = {}
+    for path in (set(trees) | set(given)) & set(sources) if defined else ():  # a node module need not name the framework
+        for local, (module_path, name) in _imported(resolver, path, sources[path]).items():
+            for mention in defined.get(module_path, {}).get(name, ()):
+                seen.setdefault(path, {}).setdefault(local, []).append(mention)
+                rests_on.setdefault(path, set()).add(module_path)
+    return {
+        path: Links({k: tuple(v) for k, v in given.get(path, {}).items()},
+                    {k: tuple(v) for k, v in seen.get(path, {}).items()}, tuple(sorted(rests_on.get(path, ()))))
+        for path in set(given) | set(seen)
+    }
+
+
+def _imported(resolver: Resolver, path: str, source: bytes) -> dict[str, tuple[str, str]]:
+    """Local name -> (the project file it comes from, its name there), for `from m import n`."""
+    found = {}
+    for local, target in imports_of(source):
+        resolved = resolver.module(path, target)
+        if resolved is not None and len(resolved[1]) == 1 and resolved[0] != path:
+            found[local] = (resolved[0], resolved[1][0])
+    return found
+
+
+def _deployments(modules, read: dict[str, bytes], root: str, shown):
+    """(module path, "", mention, the deployment file) for each module a deployment file
+    (`langgraph.json`) in the root or a folder holding a read file, or above it, names."""
+    folders = {os.path.abspath(root)}
+    for path in read:
+        folder = os.path.dirname(path)
+        while folder.startswith(os.path.abspath(root)) and folder not in folders:
+            folders.add(folder)
+            folder = os.path.dirname(folder)
+    for module in modules:
+        name = getattr(module, "DEPLOYMENT_FILE", None)
+        for folder in sorted(folders) if name else ():
+            file = os.path.join(folder, name)
+            if not os.path.isfile(file):
+                continue
+            try:
+                with open(file, "rb") as handle:
+                    data = handle.read()
+                entries = module.deployed(json.loads(data))
+            except (OSError, ValueError):
+                continue  # not ours to report: the deployment tool says what is wrong with it
+            for relative, tag, text in entries:
+                target = os.path.normpath(os.path.join(folder, relative))
+                line = next((n for n, row in enumerate(data.decode("utf-8", "replace").splitlines(), 1) if text in row), 1)
+                yield target, "", Mention(tag, Place(shown(file), Span(line, 1, line, 1), name)), file
+
+
+def _place(shown: str, node: ast.AST) -> Place:
+    line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+    return Place(shown, Span(line, col + 1, getattr(node, "end_lineno", line) or line,
+                             (getattr(node, "end_col_offset", col) or col) + 1))

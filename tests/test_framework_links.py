@@ -1,0 +1,147 @@
+"""Framework facts across modules (chatbound.project.users) and the pinned framework version
+(chatbound.frameworks.versions)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from chatbound.config import Settings
+from chatbound.frameworks.versions import pinned_in
+from chatbound.project.users import project_links
+from chatbound.runner import run
+
+from conftest import FIXTURES
+
+
+def _write(folder, files: dict[str, str]) -> dict[str, bytes]:
+    sources = {}
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        if name.endswith(".py"):
+            sources[str(path)] = path.read_bytes()
+    return sources
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("uv.lock", '[[package]]\nname = "openai-agents"\nversion = "0.6.4"\nsource = { registry = "x" }\n', "0.6.4"),
+        ("poetry.lock", '[[package]]\nname = "openai_agents"\nversion = "0.7.0"\n', "0.7.0"),
+        ("requirements.txt", "fastapi\nopenai-agents==0.6.1  # pinned\n", "0.6.1"),
+        ("requirements.txt", "openai-agents[viz]~=0.6.2\n", "0.6.2"),
+        ("pyproject.toml", '[project]\ndependencies = ["fastapi", "openai-agents==0.24.0"]\n', "0.24.0"),
+        ("pyproject.toml", '[tool.poetry.dependencies]\nopenai-agents = "^0.6.3"\n', "0.6.3"),
+        ("requirements.txt", "openai-agents>=0.6\n", None),  # a range with no upper bound is no pin
+        ("requirements.txt", "openai\n", None),
+    ],
+)
+def test_pinned_version_is_read_from_the_declaration(tmp_path, name, text, expected):
+    (tmp_path / name).write_text(text)
+    (tmp_path / "app").mkdir()
+    read: list[str] = []
+    found = pinned_in(str(tmp_path / "app"), "openai-agents", read)
+    assert found == ((expected, name) if expected else None)
+    assert str(tmp_path / name) in read  # a cached result is checked against it
+
+
+def test_no_declaration_up_to_the_repository_is_no_pin(tmp_path):
+    (tmp_path / "requirements.txt").write_text("openai-agents==0.6.4\n")
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    assert pinned_in(str(tmp_path / "repo"), "openai-agents", []) is None
+
+
+GRAPH = """
+    from langgraph.graph import StateGraph
+    from langgraph.checkpoint.memory import MemorySaver
+    from .nodes import chatbot
+    from .state import State
+
+    builder = StateGraph(State)
+    builder.add_node("chatbot", chatbot)
+    graph = builder.compile({saver})
+"""
+
+
+def test_an_importer_registering_a_node_says_so_and_names_its_checkpointer(tmp_path):
+    sources = _write(tmp_path, {
+        "state.py": "from typing import Annotated\nfrom langgraph.graph.message import add_messages\n"
+                    "class Base:\n    messages: Annotated[list, add_messages]\nclass State(Base):\n    topic: str\n",
+        "nodes.py": "from .state import State\ndef chatbot(state: State):\n    return state\n",
+        "graph.py": GRAPH.format(saver="checkpointer=MemorySaver()"),
+    })
+    links = project_links(sources, str(tmp_path), lambda path: path.rsplit("/", 1)[-1])
+    nodes = links[str(tmp_path / "nodes.py")]
+    assert [(m.tag, m.place.path, m.place.span.line) for m in nodes.given["chatbot"]] == [
+        ("langgraph.node", "graph.py", 8), ("langgraph.checkpointer", "graph.py", 9)]
+    assert [(m.tag, m.place.span.line) for m in nodes.seen["State"]] == [("langgraph.state:messages", 5)]
+    assert set(nodes.modules) == {str(tmp_path / "graph.py"), str(tmp_path / "state.py")}
+
+
+def test_a_graph_compiled_without_a_checkpointer_gives_its_nodes_none(tmp_path):
+    sources = _write(tmp_path, {
+        "nodes.py": "def chatbot(state):\n    return state\n",
+        "graph.py": GRAPH.format(saver=""),
+    })
+    links = project_links(sources, str(tmp_path), str)
+    assert [m.tag for m in links[str(tmp_path / "nodes.py")].given["chatbot"]] == ["langgraph.node"]
+
+
+def test_langgraph_json_serves_a_module_with_the_platform_checkpointer(tmp_path):
+    sources = _write(tmp_path, {
+        "langgraph.json": '{\n  "graphs": {\n    "a": "./src/agent.py:graph",\n    "b": {"path": "./b.py:g"},\n'
+                          '    "c": "my_pkg.graph:graph"\n  }\n}\n',
+        "src/agent.py": "from langgraph.graph import StateGraph\n",
+        "b.py": "from langgraph.graph import StateGraph\n",
+    })
+    links = project_links(sources, str(tmp_path), lambda path: path[len(str(tmp_path)) + 1:])
+    [served] = links[str(tmp_path / "src" / "agent.py")].given[""]
+    assert (served.tag, served.place.path, served.place.span.line) == ("langgraph.served:graph", "langgraph.json", 3)
+    assert links[str(tmp_path / "b.py")].given[""][0].place.span.line == 4
+    assert str(tmp_path / "langgraph.json") in links[str(tmp_path / "b.py")].modules
+
+
+@pytest.mark.parametrize("run_line, continued", [
+    ("await Runner.run(triage, text, session=SQLiteSession(user))", True),
+    ("await Runner.run(triage, text)", False),
+])
+def test_an_importer_running_agents_on_a_continuing_conversation_says_so(tmp_path, run_line, continued):
+    sources = _write(tmp_path, {
+        "desk.py": "from agents import Agent\ntriage = Agent(name='t', handoffs=[])\n",
+        "server.py": f"from agents import Runner, SQLiteSession\nfrom desk import triage\n"
+                     f"async def answer(user, text):\n    return {run_line}\n",
+    })
+    links = project_links(sources, str(tmp_path), str)
+    given = links.get(str(tmp_path / "desk.py"))
+    assert (given is not None and [m.tag for m in given.given["triage"]] == ["agents.continued"]) is continued
+
+
+def _messages(folder) -> dict[tuple[str, int, int], str]:
+    result = run([folder], Settings(root=folder))
+    return {(f.path, f.span.line, f.span.col): f.message for f in result.active}
+
+
+def test_the_pinned_version_says_how_the_handoff_passes_the_history(monkeypatch):
+    folder = FIXTURES / "frameworks_project"
+    monkeypatch.chdir(folder)
+    messages = _messages(folder)
+    pinned = messages[("pinned_desk/desk_agents.py", 7, 77)]
+    assert "folded into one assistant message that still holds every item" in pinned
+    assert "openai-agents 0.6.4 in pyproject.toml nests handoff history by default" in pinned
+    assert "runs continue the conversation in pinned_desk/server.py:10" in pinned
+    assert "openai-agents 0.7+ assumed: the project pins no version" in messages[("desk/desk_agents.py", 11, 29)]
+
+
+def test_editing_the_importer_rechecks_the_agents_module(tmp_path, monkeypatch):
+    shutil.copytree(FIXTURES / "frameworks_project" / "desk", tmp_path / "desk")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path)
+    assert len(run([tmp_path], settings, cache=True).active) == 3
+    server = tmp_path / "desk" / "server.py"
+    server.write_text(server.read_text().replace(", session=session", ""))
+    again = run([tmp_path], settings, cache=True)
+    assert again.active == [] and again.cached == 0
