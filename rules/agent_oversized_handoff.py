@@ -76,6 +76,8 @@ class AgentOversizedHandoff(ChatRule):
       run hands over one message) (unless `RunConfig(handoff_input_filter=...)` or a
       `handoff_history_mapper=` is set: `nest_handoff_history` alone still writes every item
       into the one message it hands over); a Swarm agent function that returns another `Agent`;
+      AutoGen AgentChat team participants with the default model context, in a team kept
+      between requests and run again;
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
       agent.

@@ -3,6 +3,8 @@
 Rules never name a framework; they ask the chat facts (`chatbound.histories`), and the
 facts ask these modules. Each module declares, in the words the facts already speak:
 
+- `REPLAYS`: methods of a run's result that return the whole conversation, the history
+  that was sent followed by the run's new messages (`h = result.all_messages()` grows `h`).
 - `TRIGGERS`: code shapes one of which a file using the framework holds (the memory and
   handoff rules' pre-check), and `CALLS`: the callee names its facts start from (so a
   module holding only those is still read).
@@ -42,11 +44,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import adk, autogen, chainlit, crewai, langgraph, mcp, openai_agents, swarm
+from . import adk, autogen, chainlit, crewai, langgraph, mcp, openai_agents, pydantic_ai, smolagents, swarm
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp)
-__all__ = ["ADVICE", "CALLS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
+MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai)
+__all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
            "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "memories",
            "server_tools", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
            "toolset"]
@@ -59,6 +61,7 @@ def _declared(name: str) -> list:
 TRIGGERS = tuple(pattern for patterns in _declared("TRIGGERS") for pattern in patterns)
 HANDOFF_TRIGGERS = tuple(pattern for patterns in _declared("HANDOFF_TRIGGERS") for pattern in patterns)
 CALLS = frozenset(name for names in _declared("CALLS") for name in names)
+REPLAYS = frozenset(name for names in _declared("REPLAYS") for name in names)
 HANDOFF_CALLS = frozenset(name for names in _declared("HANDOFF_CALLS") for name in names)
 KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.items()}
 ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}

@@ -47,6 +47,7 @@ from .vocabulary import Handoff, Kept, links
 
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
+REPLAYS = frozenset({"to_input_list"})  # the input that was sent, then the run's new items (result.py)
 WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, reply
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")

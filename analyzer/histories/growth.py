@@ -191,7 +191,7 @@ class GrowthFacts:
             if views or (is_bounding_name(callee) and uses):
                 history.trims.append(node)
                 history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
-            elif (uses and self._extends(value, storage.key)) or callee in ("to_input_list", "all_messages"):
+            elif (uses and self._extends(value, storage.key)) or callee in frameworks.REPLAYS:
                 self._grow(storage, node)
             elif uses:
                 continue  # `store[sid] = history`: an alias written back
@@ -228,9 +228,22 @@ class GrowthFacts:
             return Storage(target.value, "module", target.value)
         read = next((n for n in walk(value) if isinstance(n, cst.Name) and n.value == target.value), None)
         if read is None:
+            read = self._replayed(value, target.value)  # `h = result.all_messages()` of a run given `h`
+        if read is None:
             return self._loop_storage(target, value, scope)
         found = self.storage_of(read) if read is not None else None
         return found if found is not None and found.kind == "loop" else None
+
+    def _replayed(self, value: cst.CSTNode, name: str) -> cst.Name | None:
+        """`name` as the run gave it, where `value` is `result.all_messages()` (a replay) and
+        `result` the run's result: `result = agent.run(q, message_history=name)`."""
+        if not (isinstance(value, cst.Call) and callee_name(value) in frameworks.REPLAYS
+                and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)):
+            return None
+        run = self.assignment_before(value.func.value)
+        run = run.expression if isinstance(run, cst.Await) else run
+        given = [a.value for a in run.args] if isinstance(run, cst.Call) else []
+        return next((v for v in given if isinstance(v, cst.Name) and v.value == name), None)
 
     def _collect_helper_growth(self, call: cst.Call) -> None:
         """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows."""

@@ -247,7 +247,11 @@ class StorageFacts:
     def _is_chat_loop(self, name: cst.Name, value: cst.CSTNode) -> bool:
         """A local list grown in a loop that reads a new user message each iteration."""
         defined_in = set(map(id, self.loops_of(value)))
-        for site, _ in self.nodes.growth_by_name.get(name.value, ()):
+        replays = [(node, node.value) for node in self.nodes.assigns  # `h = result.all_messages()`
+                   if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
+                   and callee_name(node.value) in frameworks.REPLAYS
+                   and any(isinstance(t.target, cst.Name) and t.target.value == name.value for t in node.targets)]
+        for site, _ in [*self.nodes.growth_by_name.get(name.value, ()), *replays]:
             loops = [loop for loop in self.loops_of(site) if id(loop) not in defined_in]
             if not loops or self.function_of(site) is not self.function_of(value):
                 continue

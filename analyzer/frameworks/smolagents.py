@@ -1,0 +1,88 @@
+"""smolagents: an agent run again with `reset=False` keeps every step of every run.
+
+Checked against smolagents 1.26.0:
+
+- `MultiStepAgent.run(task, reset=True)` (agents.py): `reset=False` keeps `agent.memory.steps`
+  of the earlier runs and appends the new task; each model call sends
+  `write_memory_to_messages()`, the system prompt and every step kept (tool calls and
+  observations included). Nothing in the library bounds it (memory.py `AgentMemory` is a list).
+- Bounds: `step_callbacks=` on the agent (the project's own code, which may prune
+  `memory.steps`), or a module that prunes the steps itself (`agent.memory.steps = ...`,
+  `del agent.memory.steps[...]`, `agent.memory.reset()`).
+- A run with `reset=False` continues only where it runs again: in a loop, or in a function
+  while the agent outlives it (a module name, an attribute).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..messages import callee_name
+from ..sinks import keyword
+from .vocabulary import Kept
+
+TRIGGERS = ((re.compile(rb"\bsmolagents\b"), re.compile(rb"\breset\s*=\s*False\b")),)
+ADVICE = {
+    "smolagents": "Bound what the agent keeps: prune its memory in a step callback (`step_callbacks=[keep_recent]`, "
+    "where `keep_recent(step, agent)` keeps the last steps: `agent.memory.steps[:] = agent.memory.steps[-12:]`), or "
+    "run with `reset=True` and hand the next run a short summary of the earlier ones (`additional_args=`).",
+}
+
+
+def memories(facts) -> list[Kept]:
+    if not any(i.startswith("smolagents") for i in facts.nodes.imports):
+        return []
+    agents = _agents(facts)
+    found = []
+    for call in facts.nodes.calls:
+        if callee_name(call) != "run" or not isinstance(call.func, cst.Attribute) or not _keeps_memory(call):
+            continue
+        name = facts.code(call.func.value)
+        built = agents.get(name)
+        if built is None or keyword(built, "step_callbacks") is not None or _prunes(facts, name):
+            continue
+        if not facts.loops_of(call) and (facts.function_of(call) is None or facts.storage_of(call.func.value) is None):
+            continue  # one run, or an agent built for this call: nothing carried into a next run
+        found.append(Kept(call, f"`{name}.run(..., reset=False)` keeps every step of every earlier run in "
+                          f"`{name}.memory` and each model call sends all of them, tool calls and observations "
+                          "included (smolagents 1.26)", ADVICE["smolagents"],
+                          {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework",
+                           "sink": f"{name}.run"}))
+    return found
+
+
+def _keeps_memory(call: cst.Call) -> bool:
+    reset = keyword(call, "reset")
+    return reset is not None and isinstance(reset.value, cst.Name) and reset.value.value == "False"
+
+
+def _agents(facts) -> dict[str, cst.Call]:
+    """The module's smolagents agents, by the name or attribute they are assigned to."""
+    found = {}
+    for node in facts.nodes.assigns:
+        value = node.value if isinstance(node, (cst.Assign, cst.AnnAssign)) else None
+        if isinstance(value, cst.Call) and any(q.startswith("smolagents") and q.endswith("Agent")
+                                               for q in facts.qualified(value.func)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            found.update((facts.code(target), value) for target in targets)
+    return found
+
+
+def _prunes(facts, name: str) -> bool:
+    """The module prunes `name.memory` itself: the steps reassigned or deleted, or a reset."""
+    steps = f"{name}.memory.steps"
+    if any(callee_name(c) == "reset" and facts.code(c.func).startswith(f"{name}.memory") for c in facts.nodes.calls
+           if isinstance(c.func, cst.Attribute)):
+        return True
+    targets = [t.target for n in facts.nodes.assigns if isinstance(n, cst.Assign) for t in n.targets]
+    for deleted in facts.nodes.dels:
+        targets += [e.value for e in deleted.target.elements] if isinstance(deleted.target, cst.Tuple) else [deleted.target]
+    return any(facts.code(t).startswith(steps) for t in targets)
+
+
+def fix(finding, module, wrapper, lines):
+    if finding.properties.get("framework") != "smolagents":
+        return None
+    return None, ADVICE["smolagents"]
