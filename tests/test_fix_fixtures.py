@@ -67,6 +67,8 @@ UNFIXED_LISTS: dict = {}
 # against its real framework instead).
 UNSAFE_BY_DESIGN = {
     "adk/chat_cli.py": "run_config=RunConfig(get_session_config=...) needs google-adk 1.28+ (tests/test_adk_runtime.py)",
+    "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "
+    "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
 }
 
 
