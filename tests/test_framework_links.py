@@ -131,7 +131,7 @@ def test_the_pinned_version_says_how_the_handoff_passes_the_history(monkeypatch)
     messages = _messages(folder)
     pinned = messages[("pinned_desk/desk_agents.py", 7, 77)]
     assert "folded into one assistant message that still holds every item" in pinned
-    assert "openai-agents 0.6.4 in pyproject.toml nests handoff history by default" in pinned
+    assert "openai-agents 0.6.4 in uv.lock nests handoff history by default" in pinned
     assert "runs continue the conversation in pinned_desk/server.py:10" in pinned
     assert "openai-agents 0.7+ assumed: the project pins no version" in messages[("desk/desk_agents.py", 11, 29)]
 
