@@ -12,7 +12,6 @@ from libcst.metadata import QualifiedNameProvider
 
 from chatbound import frameworks
 from chatbound.findings import Severity
-from chatbound.frameworks import adk
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.sinks import dotted
 from chatbound.messages import ast_callee_name, callee_name, string
@@ -40,7 +39,7 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
     if name == "count_tokens":
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-    found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *adk.INSTRUCTIONS) if k in keywords]
+    found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *frameworks.INSTRUCTIONS) if k in keywords]
     if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
         found.append(keywords["content"])
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
@@ -358,8 +357,8 @@ class PromptOversizedSystem(Rule):
                 self._sent(content, node)
         if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
             self.assembled.append(node)
-        instructions = [keywords[k] for k in adk.INSTRUCTIONS if k in keywords]
-        if instructions and adk.is_llm_agent(q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())):
+        instructions = [keywords[k] for k in frameworks.INSTRUCTIONS if k in keywords]
+        if instructions and frameworks.instructed_agent({q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())}):
             self.agents.add(id(node))
             for content in instructions:
                 self._sent(content, node)
@@ -389,7 +388,7 @@ class PromptOversizedSystem(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         for call in self.assembled:
             self._assembled(call)
-        served = adk.served_agents(self, original_node) if self.agents else set()
+        served = frameworks.served_agents(self, original_node) if self.agents else set()
         texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
         imported: dict[RemoteText, tuple[set[str], list[cst.BaseExpression]]] = {}
         for expression, kind, use in self.candidates:

@@ -35,6 +35,9 @@ facts ask these modules. Each module declares, in the words the facts already sp
   parts of an agent's system prompt the framework assembles (CrewAI's role, goal and
   backstory, inline or read from its YAML config); `PROMPT_TRIGGERS`, `PROMPT_FILES` and
   `PROMPT_KEYWORDS`: the shapes, config reads and call keywords that lead to them.
+- `INSTRUCTIONS` / `is_llm_agent(qualified)` / `served_agents(rule, module)`: the keywords
+  that are an agent's system prompt (ADK's `instruction=`), the calls that make such an
+  agent, and which of them answer across turns (the served root and its sub-agents).
 
 Every name is optional: a module declares what its framework has. A new framework is one
 new module, listed in `MODULES`.
@@ -48,9 +51,9 @@ from . import adk, autogen, chainlit, crewai, langgraph, mcp, openai_agents, pyd
 from .vocabulary import Handoff, Kept
 
 MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai)
-__all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "memories",
-           "server_tools", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
+__all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "INSTRUCTIONS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
+           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
+           "server_tools", "served_agents", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
            "toolset"]
 
 
@@ -71,10 +74,12 @@ SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
 PROMPT_KEYWORDS = tuple(keyword for keywords in _declared("PROMPT_KEYWORDS") for keyword in keywords)
+INSTRUCTIONS = tuple(keyword for keywords in _declared("INSTRUCTIONS") for keyword in keywords)
 _STORAGE, _COLLECT, _MEMORIES, _HANDOFFS = (_declared(n) for n in ("storage", "collect", "memories", "handoffs"))
 _STATE_MESSAGES, _SINK, _FIX, _TOOL_RESULTS = (_declared(n) for n in ("state_messages", "sink", "fix", "tool_results"))
 _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config"))
+_INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
 
 
 def _first(functions, *args):
@@ -135,6 +140,18 @@ def system_parts(qualified: set[str], call: cst.Call) -> dict | None:
 def system_config(module: cst.Module, qualified: set[str], call: cst.Call, directory: str) -> tuple[str, str] | None:
     """An agent's system prompt read from the framework's config file, and that file, or None."""
     return _first(_SYSTEM_CONFIG, module, qualified, call, directory)
+
+
+def instructed_agent(qualified: set[str]) -> bool:
+    """Whether a call whose callee stands for `qualified` is an agent whose `INSTRUCTIONS`
+    keywords are its system prompt."""
+    return any(function(qualified) for function in _INSTRUCTED)
+
+
+def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]:
+    """Ids of the instructed agent calls of `module` that hold a conversation across turns (an
+    agent run once as a tool or a step sends its instruction once)."""
+    return {found for function in _SERVED for found in function(rule, module)}
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
