@@ -17,7 +17,11 @@ from google.genai import types  # noqa: E402
 
 from chatbound.analysis import analyze_source  # noqa: E402
 from chatbound.apply import apply_edits  # noqa: E402
+from chatbound.config import Settings  # noqa: E402
 from chatbound.registry import all_rules  # noqa: E402
+from chatbound.runner import run as check  # noqa: E402
+
+from conftest import FIXTURES  # noqa: E402
 
 APP = '''\
 from google.adk.agents import Agent
@@ -71,9 +75,10 @@ def run(source: str, contents: str = "default") -> tuple[list[int], int]:
     return model.sent, kept
 
 
-def test_a_runner_on_one_session_sends_every_event_and_the_fix_keeps_it_flat():
+def test_a_runner_on_one_session_sends_every_event_and_the_fix_keeps_it_flat(tmp_path):
+    (tmp_path / "requirements.txt").write_text("google-adk>=1.27\n")  # the fix needs RunConfig.get_session_config
     rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
-    [finding] = analyze_source(APP, "app.py", rules).findings
+    [finding] = analyze_source(APP, "app.py", rules, directory=str(tmp_path)).findings
     assert (finding.span.line, finding.fix is not None, finding.fix.safe) == (9, True, False)
     before, kept_before = run(APP)
     assert before == [2 * turn + 1 for turn in range(TURNS)]  # every earlier question and answer, and the new one
@@ -88,3 +93,22 @@ def test_include_contents_none_is_flat_and_not_reported():
     assert analyze_source(source, "app.py", rules).findings == []
     sent, kept = run(source)
     assert sent == [1] * TURNS and kept == 2 * TURNS
+
+
+@pytest.mark.parametrize("folder, line, fixed, advice", [
+    ("pinned_new", 8, True, "Send each model call the last 50 events of the session (google-adk 1.28.0 from uv.lock;"),
+    ("pinned_old", 12, False, "google-adk 1.22.0 (from requirements.txt) has no `RunConfig.get_session_config` (added "
+     "in 1.27.0): configure events compaction on the app"),
+    ("unpinned", 12, False, "The project declares no google-adk version; assuming 1.27 or later:"),
+])
+def test_the_fix_is_made_only_where_the_project_requires_a_version_that_has_it(folder, line, fixed, advice):
+    """RunConfig has no get_session_config before google-adk 1.27.0 and forbids unknown fields:
+    the edit would stop the app from starting, so a project that allows an older version gets advice."""
+    project = FIXTURES / "adk" / folder
+    [finding] = [f for f in check([project], Settings(root=project)).active if f.rule_id == "MEMORY-UNBOUNDED-HISTORY"]
+    assert (finding.span.line, finding.fix is not None) == (line, fixed)
+    assert finding.suggestion.startswith(advice)
+    if fixed:
+        assert finding.fix.safe is False and "RunConfig(get_session_config=GetSessionConfig(num_recent_events=50))" in (
+            finding.fix.edits[0].text)
+

@@ -66,7 +66,10 @@ UNFIXED_LISTS: dict = {}
 # Framework histories whose fix is unsafe by design, left out of the copies (each is tested
 # against its real framework instead).
 UNSAFE_BY_DESIGN = {
-    "adk/chat_cli.py": "run_config=RunConfig(get_session_config=...) needs google-adk 1.28+ (tests/test_adk_runtime.py)",
+    "adk/chat_cli.py": "run_config=RunConfig(get_session_config=...) needs google-adk 1.27+ (tests/test_adk_runtime.py)",
+    "adk/pinned_new": "the same unsafe edit, offered for the google-adk 1.28.0 its uv.lock pins (tests/test_adk_runtime.py)",
+    "adk/pinned_old": "advice only: google-adk 1.22.0 has no RunConfig.get_session_config",
+    "adk/unpinned": "advice only: the project declares no google-adk version",
     "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "
     "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
 }
@@ -85,7 +88,7 @@ def fixed_copy(tmp_path_factory):
     for root in (before, after):  # the fixture files are single-module apps: they share one declaration
         (root / "requirements.txt").write_text(REQUIREMENTS)
         for path in UNSAFE_BY_DESIGN:
-            (root / path).unlink()
+            shutil.rmtree(root / path) if (root / path).is_dir() else (root / path).unlink()
     old = os.getcwd()
     os.chdir(after)
     try:

@@ -49,6 +49,23 @@ def test_pinned_version_is_read_from_the_declaration(tmp_path, name, text, expec
     assert str(tmp_path / name) in read  # a cached result is checked against it
 
 
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("requirements.txt", "google-adk>=1.28\n", "1.28"),
+        ("pyproject.toml", '[project]\ndependencies = ["google-adk>=1.27.0,<2"]\n', "1.27.0"),
+        ("pyproject.toml", '[tool.poetry.dependencies]\ngoogle-adk = ">=1.30,<3"\n', "1.30"),
+        ("requirements.txt", "google-adk==1.22.0\n", "1.22.0"),
+        ("requirements.txt", "google-adk\n", None),
+        ("requirements.txt", "google-adk<2\n", None),  # no floor
+    ],
+)
+def test_the_lowest_version_allowed_is_a_pin_or_the_bound_of_a_range(tmp_path, name, text, expected):
+    (tmp_path / name).write_text(text)
+    found = pinned_in(str(tmp_path), "google-adk", [], floor=True)
+    assert found == ((expected, name) if expected else None)
+
+
 def test_no_declaration_up_to_the_repository_is_no_pin(tmp_path):
     (tmp_path / "requirements.txt").write_text("openai-agents==0.6.4\n")
     (tmp_path / "repo" / ".git").mkdir(parents=True)

@@ -11,11 +11,12 @@ beside each fact.
   session on each model call (flows/llm_flows/context/_contents.py `_get_contents`);
   `include_contents='none'` gets the current turn only (`_get_current_turn_contents`).
 - Bounds: `include_contents='none'`; events compaction, `App(..., events_compaction_config=
-  EventsCompactionConfig(...))` run by `Runner(app=...)` (apps/app.py; since 1.16, with
+  EventsCompactionConfig(...))` run by `Runner(app=...)` (apps/app.py; since 1.16.0, with
   `compaction_interval` and `overlap_size` required in 1.18.0, optional pairs in 2.13.0);
   `run_async(..., run_config=RunConfig(get_session_config=GetSessionConfig(
-  num_recent_events=N)))` (agents/run_config.py, 2.x: not in 1.22.0). A session created
-  for the run in the same function (`create_session(...)` then one run) is one turn.
+  num_recent_events=N)))` (agents/run_config.py: the field since 1.27.0; 1.26.0 has none and
+  its RunConfig forbids unknown fields; runners.py passes it to `get_session`). A session
+  created for the run in the same function (`create_session(...)` then one run) is one turn.
 - Transfer: an LlmAgent's `sub_agents=[...]` are transfer targets (`transfer_to_agent`,
   flows/llm_flows/agent_transfer.py); the sub-agent then answers from the same session
   and, with `include_contents='default'`, is sent all of it. An agent tree is served across
@@ -46,6 +47,7 @@ from ..messages import callee_name, string
 from ..sinks import keyword, positional
 from ..texts import read_data_file
 from ..values import bound_expression
+from .versions import lowest, version_tuple
 from .vocabulary import Handoff, Kept
 
 TRIGGERS = ((re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"\.\s*run(?:_async)?\s*\(")),)  # both: an ADK run
@@ -59,16 +61,19 @@ RUNS = ("run_async", "run")
 FRESH = ("create_session", "uuid4", "uuid1")  # a session id made for this run
 ROOT = "root_agent"
 RECENT_EVENTS = 50  # about 10 turns with a tool call each: user, call, response, reply
-# google-adk 1.28.0 and 2.13.0: agents/run_config.py, sessions/base_session_service.py
+DISTRIBUTION = "google-adk"
+# google-adk 1.27.0 (1.28.0, 2.13.0): agents/run_config.py `RunConfig.get_session_config`,
+# sessions/base_session_service.py `GetSessionConfig`; 1.26.0 has neither field nor import path.
+RECENT_SINCE = (1, 27)
+COMPACTION_SINCE = (1, 16)  # apps/app.py `App.events_compaction_config`: not in 1.15.1
 RUN_CONFIG_IMPORTS = ("from google.adk.agents.run_config import RunConfig",
-                      "from google.adk.sessions.base_session_service import GetSessionConfig")  # the name `adk web` / `adk run` load (cli/utils/agent_loader.py)
-ADVICE = {
-    "adk": "Send each call the recent events only: `run_config=RunConfig(get_session_config=GetSessionConfig("
-    "num_recent_events=50))` on the run (google-adk 1.28 and later; the session keeps every event), or configure "
-    "events compaction on the app (`Runner(app=App(name=..., root_agent=agent, events_compaction_config="
-    "EventsCompactionConfig(compaction_interval=5, overlap_size=1)), session_service=...)`, google-adk 1.16 and "
-    "later), which folds older turns into summaries (what is sent then grows by one summary per interval).",
-}
+                      "from google.adk.sessions.base_session_service import GetSessionConfig")
+RECENT = (f"`run_config=RunConfig(get_session_config=GetSessionConfig(num_recent_events={RECENT_EVENTS}))` on the run "
+          "(google-adk 1.27 and later; the session keeps every event)")
+COMPACTION = ("events compaction on the app (`Runner(app=App(name=..., root_agent=agent, events_compaction_config="
+              "EventsCompactionConfig(compaction_interval=5, overlap_size=1)), session_service=...)`, google-adk 1.16 "
+              "and later), which folds older turns into summaries (what is sent then grows by one summary per interval)")
+ADVICE = {"adk": f"Send each call the recent events only: {RECENT}, or configure {COMPACTION}."}
 HANDOFF_ADVICE = (
     "Give each sub-agent only what it needs: `include_contents='none'` on a sub-agent that works from the "
     "current turn (it still sees the transfer and the user's latest message), or call it as a tool "
@@ -233,42 +238,76 @@ def memories(facts) -> list[Kept]:
             continue
         runs = [facts.rule.span(r) for r, same in _runs(facts) if same is runner]
         name = f"{facts.code(run.func.value)}.{callee_name(run)}"
+        version = _version_note(facts)
         found.append(Kept(runner, f"ADK `{callee_name(runner)}` runs `{agent}` on a session kept across turns "
                           f"(`{name}(..., session_id=...)`) with no events compaction: the agent's default "
                           "`include_contents='default'` sends every event of the session to the model on each call "
-                          "(google-adk 2.13)", ADVICE["adk"],
+                          "(google-adk 2.13)", _advice(version),
                           {"history": "session events", "framework": "google-adk", "storage": "framework", "sink": name,
-                           "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs]}))
+                           "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs], **version}))
     return found
+
+
+def _version_note(facts) -> dict:
+    """The lowest google-adk the project allows, for the fix (`RunConfig.get_session_config`
+    exists from 1.27.0 on): {"version": ..., "version_file": ...}, or {} when it declares none."""
+    found = lowest(facts, DISTRIBUTION)
+    return {"version": found[0], "version_file": found[1]} if found else {}
+
+
+def _advice(properties) -> str:
+    """The advice for the version the project allows: with none declared, which version it assumes."""
+    version, where = properties.get("version"), properties.get("version_file")
+    if version is None:
+        return (f"The project declares no google-adk version; assuming 1.27 or later: send each call the recent "
+                f"events only, {RECENT} (`--fix --unsafe-fixes` makes this edit once the project requires google-adk>=1.27), "
+                f"or configure {COMPACTION}.")
+    if version_tuple(version)[:2] >= RECENT_SINCE:
+        return ADVICE["adk"]
+    if version_tuple(version)[:2] >= COMPACTION_SINCE:
+        return (f"google-adk {version} (from {where}) has no `RunConfig.get_session_config` (added in 1.27.0): "
+                f"configure {COMPACTION}, or require google-adk>=1.27 and send each call the recent events only, "
+                f"{RECENT}.")
+    return (f"google-adk {version} (from {where}) has neither events compaction (1.16.0) nor "
+            f"`RunConfig.get_session_config` (1.27.0): upgrade, then send each call the recent events only, {RECENT}.")
 
 
 def fix(finding: Finding, module: cst.Module, wrapper, lines):
     """`runner.run_async(...)` -> `runner.run_async(..., run_config=RunConfig(get_session_config=
     GetSessionConfig(num_recent_events=50)))` on each run of the runner: the session keeps every
-    event, each call is sent the last 50 (flat in tests against the real runner). Unsafe:
-    `RunConfig` forbids unknown fields before google-adk 1.28, and before 2.x a window's first
-    event may be a function response without its call (2.13 drops those orphans:
-    flows/llm_flows/context/_contents.py). Compaction needs the runner rebuilt around an `App`;
+    event, each call is sent the last 50 (flat in tests against the real runner). Made only
+    where the project requires google-adk 1.27 or later (a pin, a lock, a `>=` floor): before
+    1.27.0 `RunConfig` has no such field and forbids unknown ones, so the app would not start;
+    otherwise advice naming the version read or assumed. Unsafe: the window may start inside a
+    turn (a model reply or a function call without the user message before it; a function
+    response whose call fell out is dropped, flows/llm_flows/contents.py
+    `_rearrange_events_for_async_function_responses_in_history` in 1.27.0 to 1.39, tools/
+    _rearranger.py in 2.x). Compaction needs the runner rebuilt around an `App`;
     `include_contents='none'` makes the agent forget the conversation: advice."""
-    if finding.properties.get("framework") != "google-adk":
+    if finding.properties.get("framework") != DISTRIBUTION:
         return None
+    advice = _advice(finding.properties)
+    version = finding.properties.get("version")
+    if version is None or version_tuple(version)[:2] < RECENT_SINCE:
+        return None, advice
     edits = []
     for line, col, end_line, end_col in finding.properties.get("runs", ()):
         call = call_at(wrapper, Span(line, col, end_line, end_col))
         if call is None or keyword(call, "run_config") is not None:
-            return None, ADVICE["adk"]
+            return None, advice
         fixed = with_keyword(call, "run_config", f"RunConfig(get_session_config=GetSessionConfig("
                              f"num_recent_events={RECENT_EVENTS}))")
         edits.append(Edit(Span(line, col, end_line, end_col), module.code_for_node(fixed)))
     for statement in RUN_CONFIG_IMPORTS:
         if name_is_taken(module, statement.rsplit(" ", 1)[1], statement):
-            return None, ADVICE["adk"]
+            return None, advice
         edit = import_edit(module, wrapper, lines, statement, min(e.span.line for e in edits)) if edits else None
         edits += [edit] if edit is not None else []
     if not edits:
-        return None, ADVICE["adk"]
-    return Fix(f"Send each model call the last {RECENT_EVENTS} events of the session (google-adk 1.28 or later); "
-               "the session keeps every event", tuple(edits), safe=False), ADVICE["adk"]
+        return None, advice
+    return Fix(f"Send each model call the last {RECENT_EVENTS} events of the session (google-adk {version} from "
+               f"{finding.properties.get('version_file')}; the field exists since 1.27.0); the session keeps every "
+               "event", tuple(edits), safe=False), advice
 
 
 # --- tools ---------------------------------------------------------------------------------------
