@@ -97,7 +97,7 @@ def test_include_contents_none_is_flat_and_not_reported():
 
 @pytest.mark.parametrize("folder, line, fixed, advice", [
     ("pinned_new", 8, True, "Send each model call the last 50 events of the session (google-adk 1.28.0 from uv.lock;"),
-    ("pinned_old", 12, False, "google-adk 1.22.0 (from requirements.txt) has no `RunConfig.get_session_config` (added "
+    ("pinned_old", 12, False, "google-adk 1.22.0 (from poetry.lock) has no `RunConfig.get_session_config` (added "
      "in 1.27.0): configure events compaction on the app"),
     ("unpinned", 12, False, "The project declares no google-adk version; assuming 1.27 or later:"),
 ])
