@@ -72,6 +72,8 @@ UNSAFE_BY_DESIGN = {
     "adk/unpinned": "advice only: the project declares no google-adk version",
     "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "
     "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
+    "smolagents/gradio_app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",
+    "smolagents/gradio_desk/app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",
 }
 
 

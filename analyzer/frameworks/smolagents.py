@@ -11,6 +11,10 @@ Checked against smolagents 1.26.0:
   `del agent.memory.steps[...]`, `agent.memory.reset()`).
 - A run with `reset=False` continues only where it runs again: in a loop, or in a function
   while the agent outlives it (a module name, an attribute).
+- `GradioUI(agent)` (gradio_ui.py) keeps the one agent for every chat message and runs it with
+  `reset=self.reset_agent_memory`, which defaults to False: each message continues the same
+  memory (and every visitor of the app shares it). `reset_agent_memory=True` starts each
+  message afresh.
 """
 
 from __future__ import annotations
@@ -20,14 +24,17 @@ import re
 import libcst as cst
 
 from ..messages import callee_name
-from ..sinks import keyword
+from ..sinks import keyword, positional
 from .vocabulary import Kept
 
-TRIGGERS = ((re.compile(rb"\bsmolagents\b"), re.compile(rb"\breset\s*=\s*False\b")),)
+TRIGGERS = ((re.compile(rb"\bsmolagents\b"), re.compile(rb"\breset\s*=\s*False\b")),
+            (re.compile(rb"\bsmolagents\b"), re.compile(rb"\bGradioUI\s*\(")))
+CALLS = frozenset({"GradioUI"})
 ADVICE = {
     "smolagents": "Bound what the agent keeps: prune its memory in a step callback (`step_callbacks=[keep_recent]`, "
     "where `keep_recent(step, agent)` keeps the last steps: `agent.memory.steps[:] = agent.memory.steps[-12:]`), or "
-    "run with `reset=True` and hand the next run a short summary of the earlier ones (`additional_args=`).",
+    "run with `reset=True` (`GradioUI(agent, reset_agent_memory=True)`) and hand the next run a short summary of "
+    "the earlier ones (`additional_args=`).",
 }
 
 
@@ -41,7 +48,7 @@ def memories(facts) -> list[Kept]:
             continue
         name = facts.code(call.func.value)
         built = agents.get(name)
-        if built is None or keyword(built, "step_callbacks") is not None or _prunes(facts, name):
+        if built is None or _bounded(facts, name, built):
             continue
         if not facts.loops_of(call) and (facts.function_of(call) is None or facts.storage_of(call.func.value) is None):
             continue  # one run, or an agent built for this call: nothing carried into a next run
@@ -50,7 +57,36 @@ def memories(facts) -> list[Kept]:
                           "included (smolagents 1.26)", ADVICE["smolagents"],
                           {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework",
                            "sink": f"{name}.run"}))
+    return found + _gradio_uis(facts, agents)
+
+
+def _gradio_uis(facts, agents: dict[str, cst.Call]) -> list[Kept]:
+    """`GradioUI(agent)` without `reset_agent_memory=True`: every chat message continues the memory."""
+    found = []
+    for call in facts.nodes.calls:
+        if callee_name(call) != "GradioUI" or not any(q.startswith("smolagents") for q in facts.qualified(call.func)):
+            continue
+        reset, given = keyword(call, "reset_agent_memory"), keyword(call, "agent") or positional(call, 0)
+        if given is None or reset is not None and not (isinstance(reset.value, cst.Name) and reset.value.value == "False"):
+            continue
+        name = facts.code(given.value)
+        built = agents.get(name)
+        if built is not None and _bounded(facts, name, built):
+            continue
+        found.append(Kept(call, f"`GradioUI({name})` runs `{name}` with `reset=False` on every chat message "
+                          "(`reset_agent_memory` defaults to False, smolagents 1.26): its memory keeps every step of "
+                          "every earlier message and each model call sends all of them, tool calls and observations "
+                          "included", ADVICE["smolagents"],
+                          {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework",
+                           "sink": f"{name}.run"}))
     return found
+
+
+def _bounded(facts, name: str, built: cst.Call) -> bool:
+    """A step callback that may prune the memory (not an empty list), or the module prunes it."""
+    callbacks = keyword(built, "step_callbacks")
+    empty = callbacks is not None and isinstance(callbacks.value, (cst.List, cst.Tuple)) and not callbacks.value.elements
+    return callbacks is not None and not empty or _prunes(facts, name)
 
 
 def _keeps_memory(call: cst.Call) -> bool:

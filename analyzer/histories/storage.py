@@ -94,6 +94,8 @@ class StorageFacts:
         if isinstance(expr, cst.Subscript):
             return self._entry(expr.value, expr.slice[0].slice if len(expr.slice) == 1 else None, expr, seen)
         if isinstance(expr, cst.Call):
+            if callee_name(expr) == "cast" and len(expr.args) == 2:  # `typing.cast(T, x)` is `x`
+                return self.storage_of(expr.args[1].value, seen)
             returned = self._returned_storage(expr, seen)  # a helper of this module, by name
             if returned is None and isinstance(expr.func, cst.Attribute) and expr.args:
                 if expr.func.attr.value in ("setdefault", "get"):
