@@ -23,6 +23,7 @@ retriever builders, retrieve methods, chains and engines that take a retriever).
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ import libcst as cst
 
 from . import frameworks
 from .histories import walk
-from .messages import callee_name, slice_of
+from .messages import ast_callee_name, callee_name, slice_of
 from .sinks import dotted, keyword
 from .values import literal
 
@@ -59,6 +60,7 @@ RETRIEVAL_NAME = re.compile(r"retriev|search|query|vector|index", re.I)
 RESULT_COUNT = ("top_k", "n_results")  # Pinecone, Haystack, LlamaIndex; Chroma
 RERANK_NAME = re.compile(r"rerank|^compress_documents$|^postprocess_nodes$", re.I)
 RERANK_KEEP = ("top_n", "top_k", "k")
+PGVECTOR_OPERATORS = ("<->", "<=>", "<#>", "<+>")  # distance operators
 PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
 # calls that build a retriever (an object that returns results when asked), not results
@@ -118,6 +120,23 @@ def count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpressio
                 if element.key.evaluated_value == "k":
                     found.append(("search_kwargs['k']", element, element.value))
     return found
+
+
+def may_count(call: ast.Call) -> bool:
+    """Whether `count_args` may find a count on this call of CPython's tree (the rule's
+    `may_report_tree`): the same callee names and keywords, their values unread."""
+    name, keywords = ast_callee_name(call), {k.arg for k in call.keywords}
+    if name in COUNT_ARGUMENT:
+        key, position = COUNT_ARGUMENT[name]
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if key in keywords or (position is not None and len(positional) > position):
+            return True
+    return (
+        (name == "search" and {"collection_name", "limit"} <= keywords)
+        or not keywords.isdisjoint(ANYWHERE)
+        or (RETRIEVAL_NAME.search(name) is not None and not keywords.isdisjoint(RESULT_COUNT))
+        or (name == "as_retriever" and "search_kwargs" in keywords)
+    )
 
 
 def _thresholded(call: cst.Call) -> bool:

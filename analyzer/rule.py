@@ -25,6 +25,7 @@ from libcst.metadata import (
 from .findings import Finding, Fix, Related, Severity, Span
 from .positions import Positions
 from .project.model import Linked, Place
+from .qualified import QualifiedNames
 from .scopes import scopes
 from .visitors import parents
 
@@ -96,6 +97,8 @@ class _LazyMetadata(Mapping):
                 self.resolved[provider] = scopes(self.wrapper.module)
             elif provider is PositionProvider:  # the same positions, each statement's when asked
                 self.resolved[provider] = Positions(self.wrapper.module, self[ParentNodeProvider])
+            elif provider is QualifiedNameProvider:  # imported names only, without the scope analysis
+                self.resolved[provider] = QualifiedNames(self.wrapper.module)
             else:
                 self.resolved[provider] = self.wrapper.resolve(provider)
         return self.resolved[provider]

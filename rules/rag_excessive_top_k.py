@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -10,7 +11,8 @@ from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.retrieval import (
-    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, RERANK_KEEP, RESULT_COUNT, RetrievalFacts, count_args,
+    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, PGVECTOR_OPERATORS, RERANK_KEEP, RESULT_COUNT, RetrievalFacts,
+    count_args, may_count,
 )
 from chatbound.rule import Invalid, Option, Valid
 from chatbound.sinks import keyword
@@ -198,6 +200,20 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             digits = match.group().replace(b"_", b"")
             if not digits.isdigit() or len(digits) > len(str(limit)) or int(digits) > limit:
                 return True
+        return False
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """Most files with a `k=` or a `top_k` hold no retrieval call that asks for a count,
+        nor a pgvector query: not worth a LibCST parse."""
+        for node in ast.walk(tree):
+            kind = type(node)
+            if kind is ast.Call and may_count(node):
+                return True
+            if kind is ast.Constant and isinstance(node.value, (str, bytes)):
+                text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+                if any(operator in text for operator in PGVECTOR_OPERATORS):
+                    return True
         return False
 
     def __init__(self, context) -> None:
