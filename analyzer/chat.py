@@ -26,13 +26,14 @@ no model call or chat memory is possible and the facts need not be built.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from . import frameworks
 from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
-from .messages import callee_name
+from .messages import ast_callee_name, callee_name
 from .sinks import CALLEE_NAMES, SHAPES
 from .rule import Rule
 
@@ -49,6 +50,21 @@ CHAT_CALLS = CALLEE_NAMES | {tail[-1] for tail, _, _ in SHAPES} | frozenset(
     invoke_model invoke_model_with_response_stream post
     ConversationChain RunnableWithMessageHistory trim_messages deque""".split()
 ) | frameworks.CALLS
+
+
+def may_chat_through(name: str) -> bool:
+    """Whether a call of this callee name may send to a model or build a chat memory."""
+    return name in CHAT_CALLS or name.endswith(("Memory", "Session", "History"))
+
+
+def may_chat_tree(tree: ast.Module) -> bool:
+    """`ChatRule.may_chat` on CPython's tree, for a rule's `may_report_tree`: a `del` or a
+    call that may chat. (What another module offers is linked after the pre-check, and
+    re-adds the cross-module rules: see `chatbound.runner`.)"""
+    return any(
+        type(node) is ast.Delete or (type(node) is ast.Call and may_chat_through(ast_callee_name(node)))
+        for node in ast.walk(tree)
+    )
 
 
 @dataclass
@@ -87,8 +103,7 @@ class ChatRule(Rule):
         history (`chatbound.project`) may chat through it."""
         linked = self.context.project
         return bool(self.nodes.dels) or bool(linked is not None and linked.functions) or any(
-            callee_name(call) in CHAT_CALLS or callee_name(call).endswith(("Memory", "Session", "History"))
-            for call in self.nodes.calls
+            may_chat_through(callee_name(call)) for call in self.nodes.calls
         )
 
     def chat_facts(self) -> ChatFacts:

@@ -3,11 +3,13 @@ is sent whole to a model."""
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from chatbound import databases, frameworks
-from chatbound.chat import ChatRule
+from chatbound.chat import ChatRule, may_chat_tree
 from chatbound.findings import Severity
 from chatbound.histories import ChatFacts, Flow, walk
 from chatbound.histories.expiring import expiry_of, expiry_sentence
@@ -229,6 +231,13 @@ class MemoryUnboundedHistory(ChatRule):
     ID = "MEMORY-UNBOUNDED-HISTORY"
     TRIGGERS = (*triggers(), *frameworks.TRIGGERS)  # the shape of a model call, a chat memory or a framework's
     CROSS_MODULE = True  # a history sent by a function of another module, or kept by one
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """Most files with a model call's shape in their text (a library's `def create(...,
+        messages=...)`) call nothing that may chat: not worth a LibCST parse."""
+        return may_chat_tree(tree)
+
     NAME = "memory-unbounded-history"
     SEVERITY = Severity.HIGH
     SUMMARY = "A chat history grows every turn and is sent whole to the model on every call."

@@ -12,7 +12,7 @@ import libcst as cst
 
 from chatbound import frameworks
 from chatbound.findings import Severity
-from chatbound.messages import callee_name
+from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.texts import read_data_file
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
@@ -39,6 +39,34 @@ TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_RUNS = ("run", "run_sync", "run_stream", "invoke", "ainvoke")  # an agent run on a tool's brief
 AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
+
+
+def takes_tools(name: str, keywords) -> bool:
+    """Whether a call of `name` with these keyword names may be given the tools of a model."""
+    return (
+        name in TOOL_TAKERS
+        or name.endswith("Agent")
+        or (name in MODEL_CALLS and any(k in keywords for k in ("messages", "input", "model")))
+    )
+
+
+def _may_bind_tools(node: ast.AST) -> bool:
+    """A call `_tools_arguments` reads a tools argument of, or a function registered as an
+    agent's tool (`@agent.tool`), on CPython's tree."""
+    if type(node) is ast.Call:
+        name, keywords = ast_callee_name(node), {k.arg for k in node.keywords}
+        if not takes_tools(name, keywords):
+            return False
+        index = TOOL_TAKERS.get(name)
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        return (not keywords.isdisjoint((*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS))
+                or (index is not None and len(positional) > index))
+    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(target, ast.Attribute) and target.attr in AGENT_TOOL_DECORATORS and isinstance(target.value, ast.Name):
+                return True
+    return False
 
 
 @dataclass
@@ -144,6 +172,12 @@ class ToolsAllRegistered(Rule):
         re.compile(rb"@\s*\w+\s*\.\s*(?:%s)\b" % b"|".join(d.encode() for d in AGENT_TOOL_DECORATORS)),
         *frameworks.TOOL_TRIGGERS,  # a framework's own keyword for tools (the Agents SDK's mcp_servers=)
     )
+
+    @staticmethod
+    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+        """Most files with a `tools=` or a tool list bind no tools to a model or agent (a list
+        offered to other modules is read by the project pass, not here)."""
+        return any(map(_may_bind_tools, ast.walk(tree)))
 
     VALID = [
         # an MCP toolset that names the tools it offers
@@ -282,12 +316,7 @@ class ToolsAllRegistered(Rule):
         tools beside it (`mcp_servers=`)."""
         name = callee_name(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
-        takes_tools = (
-            name in TOOL_TAKERS
-            or name.endswith("Agent")
-            or (name in MODEL_CALLS and any(k in keywords for k in ("messages", "input", "model")))
-        )
-        if not takes_tools:
+        if not takes_tools(name, keywords):
             return []
         own = [keywords[k] for k in frameworks.TOOL_KEYWORDS if k in keywords]
         for keyword in TOOL_KEYWORDS:

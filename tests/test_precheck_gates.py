@@ -93,3 +93,41 @@ def test_the_memory_fixtures_give_the_same_window_findings_with_and_without_the_
     settings = Settings(root=folder, select=["MEMORY-WINDOW-SPLITS-TURN"])
     with_precheck = run([folder], settings)
     assert _found(with_precheck) == _found(run([folder], settings, precheck=False)) and with_precheck.findings
+
+
+# A model call's shape in the text (what the memory rule's triggers look for), but no call
+# that may chat: a library defining the API, a comment, a payload built for another module.
+NO_CHAT_CALL = [
+    "def create(self, *, messages, model):\n    return self._post('/chat', body={'messages': messages})\n",
+    "# llm.invoke(history) happens in the worker\nhistory = []\nhistory.append(turn)\n",
+    "payload = {'messages': history, 'model': 'gpt-4o'}\nhistory.append(reply)\n",
+]
+
+
+def test_files_with_a_model_call_shape_but_no_call_that_may_chat_are_not_parsed():
+    rule = RULES["MEMORY-UNBOUNDED-HISTORY"]
+    for code in NO_CHAT_CALL:
+        assert rules_for(code.encode(), [rule]) == (rule,), code  # the triggers occur
+        assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
+    for code in ("r = client.chat.completions.create(model=m, messages=h)\n", "payload = {'messages': h}\ndel h[0]\n",
+                 "memory = ConversationBufferMemory()\n", "out = llm.invoke(state['messages'])\n"):
+        assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
+
+
+# A tool list or a `tools=` in the text, but nothing binds tools to a model or an agent.
+NO_TOOL_BINDING = [
+    "ALL_TOOLS = [search, lookup, refund, cancel, escalate, translate]\n",
+    "def all_tools():\n    return [search, lookup, refund, cancel, escalate, translate]\n",
+    "config = dict(tools=registry.values())\nsave(config)\n",
+]
+
+
+def test_files_with_tool_words_but_no_tool_binding_are_not_parsed():
+    rule = RULES["TOOLS-ALL-REGISTERED"]
+    for code in NO_TOOL_BINDING:
+        assert rules_for(code.encode(), [rule]) == (rule,), code
+        assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
+    for code in ("llm = model.bind_tools(all_tools())\n", "agent = create_react_agent(model, TOOLS)\n",
+                 "r = client.chat.completions.create(model=m, messages=h, tools=TOOLS)\n",
+                 "@agent.tool\ndef search(ctx, q):\n    return q\n"):
+        assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
