@@ -145,6 +145,8 @@ def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding
     that are not messages), "string" (the history is one string, not a list), "text" (it is
     text built from other values, `prompt = "Go on." + story`: neither bounded_view nor a
     tail fits) or "unknown"."""
+    if finding.properties.get("roles"):
+        return "messages"  # role messages, as the module that grows the history shows
     sent = {" ".join(history.split()), str(finding.properties.get("expression", ""))}
     if str(finding.properties.get("history", "")) not in sent:  # a list built from the history
         shape = _shape(module, _appended(module, wrapper, sent, set()), sent)

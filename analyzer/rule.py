@@ -161,6 +161,9 @@ class Rule(cst.BatchableCSTVisitor):
     # runs on a file whose own triggers do not occur but whose imports offer a send or a
     # history, and its triggers tell which modules may offer one (see chatbound.project).
     CROSS_MODULE: ClassVar[bool] = False
+    # True for a rule that reads what the project pass linked only where its own triggers occur
+    # (a handoff is always a call of the file): a file it runs on is linked, nothing more.
+    READS_LINKS: ClassVar[bool] = False
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()

@@ -31,7 +31,7 @@ from .discovery import below, discover
 from .project.model import Linked, Links
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
-from .registry import matches, select_rules
+from .registry import all_rules, matches, select_rules
 
 if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
     from .rule import Rule
@@ -363,9 +363,11 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
         return job
     from .project.index import may_import_chat, project_index
 
-    if not cross or not set(cross) & set(job.rules) and not may_import_chat(job.source):
+    readers = [rule for rule in job.rules if rule.CROSS_MODULE or rule.READS_LINKS]
+    if not readers and not (cross and may_import_chat(job.source)):
         return replace(job, linked=Linked(modules=job.links.modules, links=job.links)) if job.links else job
-    index = project_index(*job.project, cross, options)
+    # which modules may send: the cross-module rules' triggers, whichever rules were selected
+    index = project_index(*job.project, cross or tuple(r for r in all_rules() if r.CROSS_MODULE), options)
     start = time.perf_counter()
     linked = index.link(os.path.join(job.directory, os.path.basename(job.shown)), job.source)
     linked = replace(linked, seconds=time.perf_counter() - start)

@@ -10,7 +10,8 @@ import libcst as cst
 from chatbound import frameworks
 from chatbound.chat import CHAT_CALLS, ChatRule
 from chatbound.findings import Severity
-from chatbound.histories import Use, walk
+from chatbound.project.model import Place
+from chatbound.histories import History, Use, walk
 from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
@@ -60,8 +61,12 @@ class AgentOversizedHandoff(ChatRule):
     The value is a conversation: a history the analysis saw grow with the turns (the history
     itself, a copy, `h[1:]`, a comprehension or `"\n".join` over it, a helper of the module
     returning it), or a framework's conversation state (an Agents SDK run's `to_input_list()`,
-    LangGraph `state["messages"]`). The receiver sends it to a model: a model call, a function
-    or method of the module whose parameter reaches one, or a framework agent. Where it looks:
+    LangGraph `state["messages"]`); the history may be kept by another module of the project
+    (`desk.transcript()` of a class whose list grows there). The receiver sends it to a model:
+    a model call, a function or method whose parameter reaches one (of this module, or of
+    another module linked through the imports: an instance known by its constructor or by the
+    class its parameter is annotated with, the model call there named as a related location),
+    or a framework agent. Where it looks:
 
     - a call named like `handoff`, `escalate`, `delegate`, `dispatch`, `forward`, `transfer`
       or `route_to`, in any argument position;
@@ -85,8 +90,9 @@ class AgentOversizedHandoff(ChatRule):
     Not flagged: a brief or summary built for the handoff, the last message or the last N, a
     trimming `input_filter`, task fields, the same agent continuing (`result.last_agent`), and
     what only names suggest: a request's `context` dict passed to a bot's own `dispatch`, a
-    parameter called `history`, a `transcript()` or `specialist.run` of a class this module
-    does not define.
+    parameter called `history`, a `transcript()` or `specialist.run` of a class the project
+    does not show (an installed package's, an unannotated parameter's), a receiver of another
+    module whose parameter reaches no model there (an archivist writing a file).
 
     Reported at the handing-over call, with the place the transcript is built as a related
     location. The finding carries a cost projection of what the receiving agent pays.
@@ -144,6 +150,7 @@ class AgentOversizedHandoff(ChatRule):
     SEVERITY = Severity.HIGH
     SUMMARY = "A second agent receives the whole conversation instead of a brief."
     TAGS = ("cost", "llm", "agents")
+    READS_LINKS = True  # a receiver, or the history it is handed, may be of another module
     # The calls `_may_hand_off` accepts: every finding is reported on one of them.
     TRIGGERS = (
         re.compile(rb"\ba?(?:%s)(?:_[\w\x80-\xff]*)?[\s)]*\(" % b"|".join(v.encode() for v in HANDOFF_VERBS), re.I),
@@ -408,8 +415,9 @@ class AgentOversizedHandoff(ChatRule):
             return value
         return None
 
-    def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode] | None:
-        """(how the code names the conversation, where it enters) when `expr` carries a whole one:
+    def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode, History | None] | None:
+        """(how the code names the conversation, where it enters, its history when the analysis
+        keeps one) when `expr` carries a whole one:
         a history the analysis saw grow with the turns, or a framework's conversation state (an
         Agents SDK run's input list, LangGraph's `state["messages"]`)."""
         framework_run = isinstance(expr, cst.Call) and callee_name(expr) in AGENT_RUNS
@@ -419,15 +427,19 @@ class AgentOversizedHandoff(ChatRule):
             return None
         for use in self.facts.whole_history_in(expr):
             if self._grows_with_turns(use) or (framework_run and use.storage.kind == "accessor"):
-                return use.storage.label, use.node
+                return use.storage.label, use.node, self._history(use)
         state = frameworks.state_messages(self.facts, expr)
-        return (self.facts.code(state), state) if state is not None else None
+        return (self.facts.code(state), state, None) if state is not None else None
 
     def _grows_with_turns(self, use: Use) -> bool:
         """A history the analysis saw grow every turn (not a value named like one: a request's
         `context` dict or a parameter called `history` shows no growth)."""
-        history = self.facts.histories.get(use.storage.key)
+        history = self._history(use)
         return history is not None and bool(history.growth) and history.is_chat
+
+    def _history(self, use: Use) -> History | None:
+        """The history `use` reads: kept by this module, or by another one (a linked method)."""
+        return self.facts.histories.get(use.storage.key) or self.facts.imported_histories.get(use.storage.key)
 
     def _built_as_brief(self, expr: cst.CSTNode, depth: int) -> bool:
         """A value computed for the handoff: a brief/summary call, or a model call over the history."""
@@ -446,8 +458,8 @@ class AgentOversizedHandoff(ChatRule):
 
     # --- findings -------------------------------------------------------------------------
 
-    def _report(self, call: cst.Call, argument: cst.CSTNode, found: tuple[str, cst.CSTNode]) -> None:
-        label, node = found
+    def _report(self, call: cst.Call, argument: cst.CSTNode, found: tuple[str, cst.CSTNode, History | None]) -> None:
+        label, node, history = found
         callee = self.facts.code(call.func)
         if isinstance(argument, cst.Call) and callee_name(argument) in AGENT_RUNS:
             callee = f"{callee}({self.facts.code(positional(argument, 0).value)}, ...)"
@@ -457,6 +469,12 @@ class AgentOversizedHandoff(ChatRule):
         related = []
         if self.span(node).line != self.span(call).line:
             related.append(self.related(node, f"`{self.facts.code(node)}` carries the whole conversation"))
+        for place in history.growth[:1] if history is not None else ():
+            if isinstance(place, Place):  # kept by another module
+                related.append(self.related(place, f"`{label}` grows here"))
+        elsewhere = self.facts.sent_elsewhere.get(id(call))
+        if elsewhere is not None:
+            related.append(self.related(elsewhere, f"`{callee}` sends it whole to {elsewhere.label} here"))
         self.report(
             call,
             f"The whole conversation (`{label}`{through}) is handed to `{callee}`: the receiving "

@@ -1114,6 +1114,8 @@ class Mentor:
                 "sink": sink.api,
                 "framework": framework,
                 "growth_lines": lines,
+                # what the other module's growth shows of the items (this module cannot show their shape)
+                **({"roles": sorted(history.roles)} if elsewhere and history.roles else {}),
                 **({"lifetime_seconds": expiry.lifetime} if expiry is not None and expiry.lifetime else {}),
             },
         )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
 
 from chatbound.analysis import analyze_source
+from chatbound.config import Settings
 from chatbound.rules.agent_oversized_handoff import AgentOversizedHandoff
+from chatbound.runner import run
 
 from conftest import FIXTURES
 
@@ -116,3 +119,92 @@ def test_a_parameter_named_like_a_history_is_no_conversation_by_its_name():
                 tg.create_task(worker.ainvoke(messages))
     """
     assert findings(code) == []
+
+
+HANDOFF = "AGENT-OVERSIZED-HANDOFF"
+DESK = """\
+from openai import OpenAI
+
+from archive import Archivist
+
+client = OpenAI()
+
+
+class Desk:
+    def __init__(self, archivist: Archivist):
+        self.archivist = archivist
+        self.messages = []
+
+    def reply(self, text):
+        self.messages.append({"role": "user", "content": text})
+        answer = client.chat.completions.create(model="m", messages=self.messages[-8:])
+        self.messages.append({"role": "assistant", "content": answer.choices[0].message.content})
+        self.archivist.forward(self.messages)
+"""
+WRITES_A_FILE = """\
+import json
+
+
+class Archivist:
+    def forward(self, messages):
+        open("transcript.json", "w").write(json.dumps(messages))
+"""
+SENDS_IT = """\
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+class Archivist:
+    def forward(self, messages):
+        return client.messages.create(model="m", max_tokens=300, messages=messages)
+"""
+
+
+def handoffs(root, **settings):
+    """The run's handoff findings, paths shown relative to `root`."""
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return [f for f in run([root], Settings(root=root, **settings)).findings if f.rule_id == HANDOFF]
+    finally:
+        os.chdir(old)
+
+
+def test_a_receiver_of_another_module_that_reaches_no_model_is_no_handoff(write):
+    assert handoffs(write({"desk.py": DESK, "archive.py": WRITES_A_FILE})) == []
+
+
+def test_a_receiver_of_another_module_that_sends_what_it_is_given_is_a_handoff_named_there(write):
+    [finding] = handoffs(write({"desk.py": DESK, "archive.py": SENDS_IT}))
+    assert (finding.path, finding.span.line, finding.span.col) == ("desk.py", 17, 9)
+    assert [(r.path, r.span.line) for r in finding.related] == [("archive.py", 8)]
+    assert "`self.archivist.forward` sends it whole to anthropic.messages.create here" in finding.related[0].message
+
+
+def test_a_slack_context_passed_to_a_dispatch_of_another_module_is_no_handoff(write):
+    """The handlers' dispatch sends a model the event's text: the context dict never reaches it."""
+    handlers = (
+        "from openai import OpenAI\n"
+        "client = OpenAI()\n"
+        "class Handlers:\n"
+        "    def dispatch(self, event, context):\n"
+        "        r = client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': event['text']}])\n"
+        "        context['say'](r.choices[0].message.content)\n"
+    )
+    app = (
+        "from handlers import Handlers\n"
+        "handlers = Handlers()\n"
+        "def on_mention(event, context, say):\n"
+        "    context['seen'] = context.get('seen', []) + [event['ts']]\n"
+        "    handlers.dispatch(event=event, context=context)\n"
+    )
+    assert handoffs(write({"handlers.py": handlers, "app.py": app})) == []
+
+
+@pytest.mark.parametrize("select", [[], [HANDOFF]])
+def test_both_halves_in_other_modules_are_linked_whichever_rules_run(select):
+    """escalations.py holds neither a history nor a model call: the handoff rule alone links it."""
+    root = FIXTURES / "handoff"
+    found = {(f.path, f.span.line) for f in handoffs(root, select=select) if f.path == "escalations.py"}
+    assert found == {("escalations.py", 9)}  # escalate_recent (line 13) hands over last_turns(), a window

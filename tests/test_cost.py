@@ -43,8 +43,12 @@ def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
         "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
         "20,513", "4,913", "535,650", "223,650", "2.4x", "$1.07", "$0.45",
     ]
-    # the escalation's transcript comes from another module: no finding, so no cost made up for it
-    assert "escalation.py" not in result.output
+    # the escalation hands support_service.py's conversation (linked) to a specialist whose
+    # messages carry no system prompt: 400 * 50 = 20,000 at turn 50, 400 * 1275 = 510,000 in all
+    assert row(result.output, "escalation.py:37:16") == [
+        "escalation.py:37:16", "AGENT-OVERSIZED-HANDOFF",
+        "20,000", "4,400", "510,000", "198,000", "2.58x", "$1.02", "$0.40",
+    ]
     assert "# as written  o last 10 turns + summary  . last 10 turns" in result.output
     svg = ET.parse(tmp_path / "growth.svg").getroot()
     lines = svg.findall("{http://www.w3.org/2000/svg}polyline")

@@ -16,9 +16,11 @@ from .vocabulary import Flow, History
 class FlowFacts:
     """Sinks, send sites and flows."""
 
-    def client_of(self, receiver: cst.BaseExpression) -> set[str]:
+    def client_of(self, receiver: cst.BaseExpression, typed: bool = False) -> set[str]:
         """Qualified names of the constructors `receiver` was built by: `client = OpenAI()`,
-        `self.llm = ChatAnthropic(...)` anywhere in the class ("which client")."""
+        `self.llm = ChatAnthropic(...)` anywhere in the class ("which client"); `typed` adds the
+        class a parameter it was bound from is annotated with (`specialist: BillingSpecialist`,
+        `self.specialist = specialist`), which says which class's methods a call runs."""
         values: list[cst.CSTNode] = []
         if isinstance(receiver, cst.Name):
             values.append(self.assignment_before(receiver))
@@ -34,8 +36,12 @@ class FlowFacts:
         for value in values:
             if isinstance(value, cst.Await):
                 value = value.expression
+            if typed and isinstance(value, cst.Name):
+                value = self.assignment_before(value)
             if isinstance(value, cst.Call):
                 names |= self.qualified(value.func)
+            elif typed and isinstance(value, cst.Param) and value.annotation is not None:
+                names |= self.qualified(value.annotation.annotation)
         return names
 
     def _sink(self, call: cst.Call) -> Sink | None:

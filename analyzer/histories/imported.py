@@ -18,14 +18,15 @@ class ImportedFacts:
 
     def imported_function(self, call: cst.Call) -> RemoteFunction | None:
         """The linked function `call` runs: by its imported name, or a method of an instance
-        of an imported class (`memory = Memory()` ... `memory.get()`)."""
+        of an imported class (`memory = Memory()` ... `memory.get()`, or a parameter annotated
+        with the class: `specialist: BillingSpecialist` ... `specialist.run(h)`)."""
         if self.linked is None or not self.linked.functions:
             return None
         names = set(self.qualified(call.func))
         if isinstance(call.func, cst.Name) and not names:
             names.add(call.func.value)  # a function a star import binds (`from store import *`)
         if isinstance(call.func, cst.Attribute):
-            names |= {f"{c}.{call.func.attr.value}" for c in self.client_of(call.func.value)}
+            names |= {f"{c}.{call.func.attr.value}" for c in self.client_of(call.func.value, typed=True)}
         return next((self.linked.functions[n] for n in sorted(names) if n in self.linked.functions), None)
 
     def imported_sites(self) -> list[tuple[cst.Call, Sink]]:
