@@ -15,6 +15,7 @@ from chatbound.messages import ROLE_CLASSES, ast_callee_name, callee_name, is_co
 from chatbound.rule import Invalid
 from chatbound.sinks import keyword, positional, triggers
 
+LIST_COPIES = ("list", "tuple", "copy", "deepcopy")
 TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
 SUGGESTION = (
     "Cut at a turn boundary instead of a message count: `bounded_view({history}, last_turns=10)` "
@@ -194,6 +195,27 @@ class Bot:
         window = self.history[chat][-self.max_size:]
         return self.client.chat.completions.create(model="gpt-4o", messages=window, functions=SPECS)
 """,
+        # the window only shapes a memory search query: the model gets the search's results
+        """\
+class Recall:
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        memories = self.store.search(query=str([m["content"] for m in self.messages[-3:]]))
+        system = f"Known about the user: {memories}"
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *self.messages], tools=TOOLS)
+        self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
+""",
+        # a count-trimmed log that no model call is sent: each call sends only the new text
+        """\
+class Audit:
+    def __init__(self):
+        self.log = [{"role": "system", "content": "Audit trail."}]
+
+    def ask(self, text):
+        self.log.append({"role": "user", "content": text})
+        del self.log[:-16]
+        return self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+""",
         # the slice is for display only
         """\
 class Agent:
@@ -313,15 +335,30 @@ class Coach:
             for arg in sink.content:
                 for key, node in facts.bounded_views_in(arg):
                     history = facts.histories.get(key)
-                    if history is not None and isinstance(node, cst.Subscript) and is_count_slice(node):
+                    if (history is not None and isinstance(node, cst.Subscript) and is_count_slice(node)
+                            and self._sent_as_messages(facts, node, site)):
                         self._check(facts, history, node, arg, seen)
+        sent = {flow.history.storage.key for flow in facts.flows()}
         for history in list(facts.histories.values()):
-            for node in history.windows:
+            for node in history.windows if history.storage.key in sent else ():
                 self._check(facts, history, node, self._statement_value(facts, node), seen)
         for call in facts.nodes.calls:
             if callee_name(call) == "trim_messages" and id(call) not in seen:
                 seen.add(id(call))
                 self._check_trim(facts, call)
+
+    @staticmethod
+    def _sent_as_messages(facts: ChatFacts, view: cst.CSTNode, site: cst.Call) -> bool:
+        """Whether the window itself is what a model gets, not an input of another call whose
+        result is sent (`asearch(query=str(h[-3:]))`: the search's results reach the model)
+        nor text (`"\n".join(...)`: no API rejects a cut turn in text). Only copies of the
+        list (`list(...)`, `tuple(...)`) stand between the window and its statement or send."""
+        for parent in facts.ancestors(view):
+            if parent is site or isinstance(parent, cst.BaseStatement):
+                return True
+            if isinstance(parent, cst.Call) and callee_name(parent) not in LIST_COPIES:
+                return False
+        return True
 
     def _statement_value(self, facts: ChatFacts, node: cst.CSTNode) -> cst.CSTNode:
         for parent in facts.ancestors(node):
