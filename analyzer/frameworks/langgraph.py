@@ -5,14 +5,23 @@ Checked against langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2, lan
 fact below.
 
 - The conversation is a state key reduced by `add_messages` (`messages: Annotated[list,
-  add_messages]`, or `MessagesState`: langgraph/graph/message.py). A node reads it whole as
-  `state["messages"]` (`state.messages` on a pydantic state) and returns what to add.
+  add_messages]`, or `MessagesState`: langgraph/graph/message.py), or a list of messages reduced
+  by `operator.add` (`Annotated[list[BaseMessage], operator.add]`: channels/binop.py
+  `BinaryOperatorAggregate.update` sets `value = operator(value, update)`, so each update is
+  appended; `Overwrite(...)` replaces it). A node reads it whole as `state["messages"]`
+  (`state.messages` on a pydantic state) and returns what to add. A node is a function given
+  to `add_node`, directly or bound by `functools.partial(node, agent=...)`.
 - It lasts between turns when the graph is compiled with a checkpointer
   (`builder.compile(checkpointer=saver)`, any saver: graph/state.py `StateGraph.compile`):
   each invoke on a thread adds to the messages the checkpointer stored. Without one the
   state lives for one invoke (a count window can still cut its tool loop).
 - Bounds: a trimming call at the send (`trim_messages`), a slice, or a node returning
-  `RemoveMessage(...)` (add_messages deletes those ids: how summarization nodes shrink it).
+  `RemoveMessage(...)` (add_messages deletes those ids: how summarization nodes shrink it) or
+  `Overwrite(...)` (types.py: replaces an `operator.add` list).
+- A prompt chain invoked with the whole state (`chain.invoke(state)` in a node, `chain = prompt |
+  llm`) fills its `MessagesPlaceholder("messages")` (or `("placeholder", "{messages}")`) with
+  every message of the key (langchain-core 1.8.3 prompts/chat.py `MessagesPlaceholder.
+  format_messages`; `n_messages=N` keeps the last N, a bound).
 - Agents: `create_react_agent(model, tools, checkpointer=...)` (langgraph-prebuilt
   chat_agent_executor.py) sends `state["messages"]` unless a `pre_model_hook` returns
   `llm_input_messages`; `create_agent(..., checkpointer=..., middleware=[...])` (langchain
@@ -42,8 +51,9 @@ from libcst.metadata import PositionProvider
 
 from ..edits import TRIM_IMPORTS, replace_span, text_at
 from ..findings import Span
+from ..histories.tree import walk
 from ..histories.vocabulary import Storage
-from ..messages import callee_name, is_whole_slice, slice_of, string
+from ..messages import callee_name, is_bounding_name, is_whole_slice, slice_of, string
 from ..sinks import keyword, positional
 from ..visitors import children
 from .vocabulary import Handoff, Kept, links
@@ -76,9 +86,11 @@ NOT_TRIMMING = frozenset(
     ProviderToolSearchMiddleware""".split()
 )
 MESSAGE_STATE_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MESSAGE_STATES)
-PROJECT_TRIGGERS = (re.compile(rb"\blanggraph\b"),)
+PROJECT_TRIGGERS = (re.compile(rb"\blanggraph\b|Annotated\[[^\]]*Message[^\]]*\]\s*,\s*(?:operator\.)?add\s*\]"),)
 DEPLOYMENT_FILE = "langgraph.json"
 STATE_TAG, NODE_TAG, SAVER_TAG = "langgraph.state:", "langgraph.node", "langgraph.checkpointer"
+# `add_messages`, or `operator.add` over a list of messages (`from operator import add` too)
+MESSAGE_REDUCER = re.compile(r"\badd_messages\b|^(?=.*Message\b).*(?:\boperator\.add\b|,\s*add\s*\]\s*$)", re.S)
 SERVED_TAG = "langgraph.served:"  # + the variable langgraph.json serves: the platform checkpoints that graph
 HANDOFF_KEYS = ("messages", "chat_history", "history")
 TRIM = ('trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
@@ -121,6 +133,7 @@ class Graph:
     checkpointers: list[cst.CSTNode] = field(default_factory=list)
     served: set[str] | None = None  # the nodes of the graph langgraph.json serves (None: all, or no deployment)
     tools: bool = False
+    adds_messages: bool = True  # False where every key's reducer is `operator.add`
 
 
 def graph(facts) -> Graph | None:
@@ -147,7 +160,9 @@ def _graph(facts) -> Graph:
         bases = [base.value for base in klass.bases if facts.code(base.value) in found.states]
         own = [small for statement in klass.body.body if isinstance(statement, cst.SimpleStatementLine)
                for small in statement.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
-               and re.search(r"\badd_messages\b", facts.code(small.annotation.annotation))]
+               and MESSAGE_REDUCER.search(facts.code(small.annotation.annotation))]
+        if any(not re.search(r"\badd_messages\b", facts.code(small.annotation.annotation)) for small in own):
+            found.adds_messages = False
         if bases or own:
             found.states.add(klass.name.value)
             found.keys.update(small.target.value for small in own)
@@ -155,8 +170,9 @@ def _graph(facts) -> Graph:
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name == "add_node":
-            found.nodes.update(a.value.value for a in call.args if isinstance(a.value, cst.Name)
-                               and (a.keyword is None or a.keyword.value in ("node", "action")))
+            found.nodes.update(_node_name(facts, a.value) for a in call.args
+                               if a.keyword is None or a.keyword.value in ("node", "action"))
+            found.nodes.discard(None)
         elif name == "compile":
             saver = keyword(call, "checkpointer") or (positional(call, 0) if _builds_graph(facts, call) else None)
             if saver is not None and not (isinstance(saver.value, cst.Name) and saver.value.value in ("None", "False")):
@@ -211,7 +227,7 @@ def defines(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
     found = []
     for klass in (node for node in tree.body if isinstance(node, ast.ClassDef)):
         own = {s.target.id: s for s in klass.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-               and re.search(r"\badd_messages\b", ast.unparse(s.annotation))}
+               and MESSAGE_REDUCER.search(ast.unparse(s.annotation))}
         inherited = set().union(*(keys.get(_ast_name(base), set()) for base in klass.bases))
         if own or inherited:
             keys[klass.name] = set(own) | inherited
@@ -276,6 +292,17 @@ def _ast_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
+def _node_name(facts, value: cst.BaseExpression) -> str | None:
+    """The function `add_node` is given: `chatbot`, or `agent_node` of `functools.partial(agent_node,
+    agent=...)` given directly or through a name."""
+    bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
+    for candidate in (value, bound):
+        if isinstance(candidate, cst.Call) and callee_name(candidate) == "partial" and candidate.args:
+            first = candidate.args[0].value
+            return first.value if isinstance(first, cst.Name) else None
+    return value.value if isinstance(value, cst.Name) else None
+
+
 def _builds_graph(facts, call: cst.Call) -> bool:
     """`builder.compile(saver)` where `builder = StateGraph(...)`."""
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -332,7 +359,7 @@ def collect(facts) -> None:
     found = graph(facts)
     if found is None or not found.nodes:
         return
-    removals = [c for c in facts.nodes.calls if callee_name(c) == "RemoveMessage"]
+    removals = [c for c in facts.nodes.calls if callee_name(c) in ("RemoveMessage", "Overwrite")]
     for key in found.keys:
         history = facts.history(_storage(found, key))
         history.roles.add("message")
@@ -340,17 +367,18 @@ def collect(facts) -> None:
         history.trims.extend(removals)
         if found.checkpointers:
             history.growth.extend(found.reducers)
-            history.growth_note = "the `add_messages` reducer"
+            history.growth_note = "the `add_messages` reducer" if found.adds_messages else "the `operator.add` reducer"
 
 
 # --- agents that keep a conversation ---------------------------------------------------------
 
 
 def memories(facts) -> list[Kept]:
-    """`create_react_agent` / `create_agent` with a checkpointer and nothing that trims."""
+    """`create_react_agent` / `create_agent` with a checkpointer and nothing that trims, and
+    prompt chains a node invokes with the whole checkpointed state."""
     if not any(i.startswith(("langgraph", "langchain")) for i in facts.nodes.imports):
         return []
-    found = []
+    found = _whole_state_chains(facts)
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name not in AGENTS or not any(q.startswith(AGENTS[name]) for q in facts.qualified(call.func)):
@@ -377,6 +405,102 @@ def memories(facts) -> list[Kept]:
             {"framework": "langgraph", "history": name, "storage": "framework", "sink": name},
         ))
     return found
+
+
+def _whole_state_chains(facts) -> list[Kept]:
+    """`chain.invoke(state)` in a node of a checkpointed graph, where `chain` is a prompt chain
+    whose placeholder takes a message key of the state whole."""
+    found = graph(facts)
+    if found is None or not found.checkpointers or any(callee_name(c) in ("RemoveMessage", "Overwrite")
+                                                       for c in facts.nodes.calls):
+        return []
+    kept = []
+    for call in facts.nodes.calls:
+        if callee_name(call) not in ("invoke", "ainvoke", "stream", "astream") or not isinstance(call.func, cst.Attribute):
+            continue
+        state = positional(call, 0)
+        function = facts.function_of(call)
+        if (state is None or not isinstance(state.value, cst.Name) or function is None
+                or function.name.value not in found.nodes or _state_param(function) is None
+                or _state_param(function).name.value != state.value.value):
+            continue
+        key = _placeholder_key(facts, call.func.value, function)
+        if key in found.keys:
+            chain = facts.code(call.func.value)
+            kept.append(Kept(state.value, f"`{chain}.{callee_name(call)}({state.value.value})` gives the prompt chain the "
+                             f"node's whole state, and its placeholder for `{key}` puts every message of the thread the "
+                             "checkpointer keeps into each call (langchain-core 1.8)",
+                             NODE_ADVICE, {"framework": "langchain", "history": f'state["{key}"]', "storage": "framework",
+                                           "sink": f"{chain}.{callee_name(call)}"}))
+    return kept
+
+
+def _placeholder_key(facts, expr: cst.BaseExpression, node: cst.FunctionDef, depth: int = 0) -> str | None:
+    """The state key a runnable's messages placeholder takes whole: `prompt | llm` whose prompt
+    has `MessagesPlaceholder("messages")` (not `n_messages=`), through names, the node's
+    parameters bound by `functools.partial` and this module's factory functions; None for
+    anything else, and for a chain with a trimming step."""
+    if depth > 12:
+        return None
+    if isinstance(expr, cst.Await):
+        return _placeholder_key(facts, expr.expression, node, depth + 1)
+    if isinstance(expr, cst.Name):
+        value = facts.assignment_before(expr)
+        if isinstance(value, cst.Param):
+            value = _partial_argument(facts, node, value.name.value)
+        return _placeholder_key(facts, value, node, depth + 1) if isinstance(value, cst.BaseExpression) else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        if any(_trims(facts, n) for n in walk(expr)):
+            return None
+        return _placeholder_key(facts, expr.left, node, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return None
+    if callee_name(expr) in ("from_messages", "ChatPromptTemplate"):
+        return _placeholder(expr)
+    if callee_name(expr) == "partial" and isinstance(expr.func, cst.Attribute):  # `prompt.partial(time=...)`
+        return _placeholder_key(facts, expr.func.value, node, depth + 1)
+    for function in facts.callees(expr):  # a factory of this module: `return prompt | llm.bind_tools(tools)`
+        for value in facts.returns(function):
+            key = _placeholder_key(facts, value, function, depth + 1)
+            if key is not None:
+                return key
+    return None
+
+
+def _trims(facts, node: cst.CSTNode) -> bool:
+    """A step of a chain that trims: `trim_messages(...)`, or a name bound to one."""
+    if isinstance(node, cst.Name):
+        value = facts.assignment_before(node)
+        node = value if isinstance(value, cst.Call) else node
+    return isinstance(node, cst.Call) and is_bounding_name(callee_name(node))
+
+
+def _partial_argument(facts, node: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+    """What `functools.partial(node, param=value)` binds `param` of `node` to, in this module."""
+    for call in facts.nodes.calls:
+        if (callee_name(call) == "partial" and call.args and isinstance(call.args[0].value, cst.Name)
+                and call.args[0].value.value == node.name.value):
+            bound = keyword(call, param)
+            if bound is not None:
+                return bound.value
+    return None
+
+
+def _placeholder(prompt: cst.Call) -> str | None:
+    """The variable of the prompt's whole-list placeholder: `MessagesPlaceholder("messages")`,
+    `MessagesPlaceholder(variable_name="messages")`, `("placeholder", "{messages}")`."""
+    listed = positional(prompt, 0) or keyword(prompt, "messages")
+    for element in listed.value.elements if listed is not None and isinstance(listed.value, (cst.List, cst.Tuple)) else ():
+        value = element.value
+        if isinstance(value, cst.Call) and callee_name(value) == "MessagesPlaceholder":
+            name = keyword(value, "variable_name") or positional(value, 0)
+            if keyword(value, "n_messages") is None and name is not None:
+                return string(name.value)
+        if isinstance(value, cst.Tuple) and len(value.elements) == 2 and string(value.elements[0].value) == "placeholder":
+            text = string(value.elements[1].value) or ""
+            if text.startswith("{") and text.endswith("}"):
+                return text[1:-1]
+    return None
 
 
 def _untrimmed_middleware(facts, middleware: cst.Arg | None) -> str | None:
