@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from chatbound import frameworks
+from chatbound import frameworks, toollists
 from chatbound.findings import Severity
 from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
@@ -38,6 +38,8 @@ MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/
 TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_RUNS = ("run", "run_sync", "run_stream", "invoke", "ainvoke")  # an agent run on a tool's brief
 AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
+WRITTEN = "the list, which names each tool"  # a hand-picked set: the only kind a toolkit or a split excuses
+JOINED = "tool lists joined together"
 PY_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object"}
 
 
@@ -78,10 +80,13 @@ class Tools:
     partial: bool = False  # some elements (a starred unknown) are not counted
     imported: tuple[RemoteToolList, ...] = ()  # lists of other modules it holds (counted there)
     servers: tuple[str, ...] = ()  # every tool of a server, known only at run time (how each reads)
+    how: str = WRITTEN  # how the set was gathered, said in the message
+    picked: bool = True  # hand-picked (a written list, an agent's own decorated tools), not gathered
 
     def __add__(self, other: Tools) -> Tools:
         return Tools((self.elements or []) + (other.elements or []), partial=self.partial or other.partial,
-                     imported=self.imported + other.imported, servers=self.servers + other.servers)
+                     imported=self.imported + other.imported, servers=self.servers + other.servers, how=JOINED,
+                     picked=False)
 
 
 class ToolsAllRegistered(Rule):
@@ -118,6 +123,20 @@ class ToolsAllRegistered(Rule):
     when it runs (the message says so): `session.list_tools()`, `MultiServerMCPClient.get_tools()`,
     an ADK `McpToolset` or an Agents SDK `MCPServerStdio` in `mcp_servers=[...]` without
     `tool_filter=` ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
+
+    A list written out tool by tool (or an agent's own `@agent.tool` functions) is a choice, and
+    is not flagged when the code shows it is one job's toolkit or part of a split:
+
+    - most of its tools (two thirds) act on one object: they drive one module-level browser
+      or database pool (call its methods, pass it on, assign into it), are built on one object
+      (`VisitTool(browser)`, `PageUpTool(browser)`), or work on the run's shared state (a
+      Pydantic AI tool's `ctx.deps.state`); a logger they all write to is no such object;
+    - the module gives different written lists of two or more tools to different agents: the
+      tools are already split between them.
+
+    Gathered sets are flagged from `max-tools` whatever they hold: lists joined together (the
+    front desk given `BILLING_TOOLS + ACCOUNT_TOOLS`, the other agents' lists), every value of a
+    registry, everything a helper returns. The message says how the count was known.
 
     Not flagged: toolsets chosen per request (a lookup, a function, a filtered comprehension,
     a tool retriever, an MCP toolset with `tool_filter=`) and tool executors.
@@ -211,6 +230,13 @@ class ToolsAllRegistered(Rule):
         # a dispatch table that no model call receives
         "HANDLERS = {f.__name__: f for f in (a, b, c, d, e, f)}",
         Valid("llm = model.bind_tools([a, b, c, d, e, f])", options={"max-tools": 7}),
+        # one job's toolkit: browser primitives that all drive one driver
+        "driver = webdriver.Chrome()\n"
+        + "".join(f"def step{i}(x: str) -> str:\n    return driver.execute_script(x)\n" for i in range(5))
+        + "browser = Agent(name='browser', tools=[step0, step1, step2, step3, step4])\n",
+        # the tools already split between two agents, each given its own list
+        "billing = Agent(name='billing', tools=[refund, invoice, plan, credit, dunning])\n"
+        "account = Agent(name='account', tools=[reset_password, enable_sso])\n",
         # a Django-style create that is no model call
         "Order.objects.create(tools=[a, b, c, d, e, f])",
     ]
@@ -241,6 +267,14 @@ class ToolsAllRegistered(Rule):
             3, 53,
         ),
         Invalid("agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n", 1, 35),
+        # the lists of two agents joined for a third: every tool the app has
+        Invalid(
+            "BILLING = [refund, invoice, plan]\nACCOUNT = [reset_password, enable_sso, export]\n"
+            "billing = Agent(name='billing', tools=BILLING)\n"
+            "account = Agent(name='account', tools=ACCOUNT)\n"
+            "desk = Agent(name='desk', tools=BILLING + ACCOUNT)\n",
+            5, 27,
+        ),
         # what the module's helpers return, added up
         Invalid(
             "def safe_tools():\n    return [lookup, search, faq]\n"
@@ -275,6 +309,7 @@ class ToolsAllRegistered(Rule):
         self.agent_names: dict[str, cst.Name] = {}
         self.bindings: dict[str, str] | None = None  # imported name -> target, read when a list is imported
         self.imports: set[str] = set()  # modules the file imports from (which frameworks it uses)
+        self.resources: set[str] | None = None  # module-level objects tools may share, read when needed
 
     # --- where tools are attached ----------------------------------------------------
 
@@ -335,7 +370,7 @@ class ToolsAllRegistered(Rule):
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elements: list[cst.BaseExpression] = []
             imported: tuple[RemoteToolList, ...] = ()
-            partial, servers = False, ()
+            partial, servers, how, picked = False, (), WRITTEN, True
             for element in node.elements:
                 if isinstance(element, cst.StarredElement):
                     inner = self._tools(element.value, depth)
@@ -344,12 +379,13 @@ class ToolsAllRegistered(Rule):
                         continue
                     elements.extend(inner.elements)
                     imported += inner.imported
-                    partial, servers = partial or inner.partial, servers + inner.servers
+                    partial, servers, how = partial or inner.partial, servers + inner.servers, JOINED
+                    picked = False
                 elif (server := self._toolset(element.value)) is not None:
                     servers += (server,)
                 else:
                     elements.append(element.value)
-            return Tools(elements, partial=partial, imported=imported, servers=servers)
+            return Tools(elements, partial=partial, imported=imported, servers=servers, how=how, picked=picked)
         if isinstance(node, cst.Await):
             return self._tools(node.expression, depth)
         if isinstance(node, cst.Attribute) and node.attr.value == "tools":  # `(await session.list_tools()).tools`
@@ -375,7 +411,8 @@ class ToolsAllRegistered(Rule):
             return left + right
         if isinstance(node, cst.Dict):
             values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-            return Tools(values, partial=len(values) < len(node.elements))
+            return Tools(values, partial=len(values) < len(node.elements), how="every value of a dict of tools",
+                         picked=False)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             loop = node.for_in
             if loop.ifs or loop.inner_for_in is not None:
@@ -383,7 +420,8 @@ class ToolsAllRegistered(Rule):
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
                 return None
-            return Tools(inner.elements, partial=inner.partial, imported=inner.imported, servers=inner.servers)
+            return Tools(inner.elements, partial=inner.partial, imported=inner.imported, servers=inner.servers,
+                         how=inner.how, picked=inner.picked)
         if isinstance(node, cst.Call):
             server = frameworks.server_tools(self.imports, node)
             if server is not None:
@@ -393,12 +431,17 @@ class ToolsAllRegistered(Rule):
             if name in ("list", "tuple", "set", "sorted") and len(positional) == 1:
                 return self._tools(positional[0], depth)
             if name == "values" and isinstance(node.func, cst.Attribute) and not node.args:
-                return self._tools(node.func.value, depth)
+                inner = self._tools(node.func.value, depth)
+                if inner is not None:
+                    inner.how, inner.picked = f"every value of `{self._code(node.func.value)}`", False
+                return inner
             returned = self._returned(node)
             if returned is not None:  # `all_tools()`: what the module's helper returns
                 inner = self._tools(returned, depth)
                 if inner is not None and inner.definition is None:
                     inner.definition = returned
+                if inner is not None:
+                    inner.how, inner.picked = f"everything `{self._code(node.func)}()` returns", False
                 return inner
             return self._imported(node.func, returned=True)  # a helper of another module
         return None
@@ -416,30 +459,70 @@ class ToolsAllRegistered(Rule):
         remote = project.tool_lists.get(".".join((base, *parts[1:]))) if base is not None else None
         if remote is None or remote.summary.returned is not returned:
             return None
-        return Tools([], partial=remote.summary.partial, imported=(remote,))
+        what = f"everything `{'.'.join(parts)}()` returns" if returned else f"`{'.'.join(parts)}`"
+        return Tools([], partial=remote.summary.partial, imported=(remote,),
+                     how=f"{what}, built in `{remote.place.path}`", picked=False)
 
     # --- one finding per tool list ----------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        reported: set[int] = set()
+        attached = []  # (where to report, tools, work tools, call, routes, the list's identity)
         for call, argument in self.arguments:
             tools = self._tools(argument.value)
             if tools is None or tools.elements is None:
                 continue  # a size the module does not show is never guessed from a name
-            key = id(tools.definition) if tools.definition is not None else id(argument)
             routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
             count = len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
-            if key in reported or (count < self.limit and not tools.servers):
-                continue
-            reported.add(key)
-            self._report(argument, tools, count, call, routes)
+            key = id(tools.definition) if tools.definition is not None else id(argument)
+            attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
-            routes = sum(self._delegates(f) for f in functions)
-            if len(functions) - routes < self.limit:
-                continue
             bound = bound_expression(self, self.agent_names[agent])
             if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
-                self._report(bound, Tools(list(f.name for f in functions)), len(functions) - routes, bound, routes)
+                routes = sum(self._delegates(f) for f in functions)
+                tools = Tools(list(f.name for f in functions), how=f"every `@{agent}.tool` function")
+                attached.append((bound, tools, len(functions) - routes, bound, routes, id(bound)))
+        # different sets of two or more tools for different calls: the tools are already split
+        split = len({self._signature(tools) for _, tools, count, *_ in attached if count > 1}) > 1
+        reported: set[int] = set()
+        for node, tools, count, call, routes, key in attached:
+            if key in reported or (count < self.limit and not tools.servers):
+                continue
+            if tools.picked and not tools.servers and (split or self._toolkit(tools, original_node)):
+                continue  # a set chosen for one job, not every tool the app has
+            reported.add(key)
+            self._report(node, tools, count, call, routes)
+
+    def _signature(self, tools: Tools) -> frozenset[str]:
+        """What a set holds, to tell two sets apart (the same list attached twice is one)."""
+        return frozenset(self._code(e) for e in tools.elements or []) | frozenset(
+            f"{r.place.path}:{r.place.span.line}" for r in tools.imported)
+
+    def _toolkit(self, tools: Tools, module: cst.Module) -> str | None:
+        """The one object most of the tools act on (a browser, a database pool, the run's state):
+        a toolkit for one job; None when the tools share none."""
+        if self.resources is None:
+            self.resources = toollists.resources(module)
+        work = [e for e in tools.elements or [] if not self._routes(e)]
+        return toollists.shared_object([self._objects(e) for e in work])
+
+    def _objects(self, element: cst.BaseExpression, depth: int = 0) -> set[str]:
+        """The objects a tool acts on: what its function works on, or the objects its
+        constructor is given (`VisitTool(browser)`)."""
+        if isinstance(element, cst.Name) and depth < 2:
+            function = self.functions.get(element.value)
+            if function is not None:
+                found = toollists.acts_on(function, frameworks.TOOL_CONTEXT)
+                return {o for o in found if o in self.resources or "." in o}
+            bound = bound_expression(self, element)
+            return self._objects(bound, depth + 1) if isinstance(bound, cst.Call) else set()
+        if isinstance(element, cst.Call):
+            found = set()
+            for argument in (a.value for a in element.args if isinstance(a.value, cst.Name)
+                             and a.value.value not in ("None", "True", "False")):
+                function = self.functions.get(argument.value)
+                found |= self._objects(argument, depth + 1) if function is not None else {argument.value}
+            return found
+        return set()
 
     def _toolset(self, element: cst.BaseExpression) -> str | None:
         """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""
@@ -465,12 +548,15 @@ class ToolsAllRegistered(Rule):
         self.report(
             node,
             f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
-            f"for every schema (max-tools is {self.limit}).",
+            f"for every schema (max-tools is {self.limit}).{'' if tools.servers else f' Counted from {tools.how}.'}",
             suggestion=frameworks.SERVER_TOOLS_ADVICE if tools.servers else "Attach only the tools this request can "
             "use: group them by topic or route first, or let a small router pick a few before the call.",
             related=related,
             properties={"tools": count},
         )
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.context.module.code_for_node(node)
 
     def _call_name(self, call: cst.Call) -> str:
         name = self.context.module.code_for_node(call.func)

@@ -155,3 +155,84 @@ def test_tool_lists_of_another_module_are_counted_where_they_are_built(write, mo
     found = run([root], Settings(root=root, select=["TOOLS-ALL-REGISTERED"])).findings
     assert [(f.path, f.span.line, f.span.col) for f in found] == [("agent.py", *at) for at in expected]
     assert all(r.path == "tools/helpers.py" for f in found for r in f.related if r.path)
+
+
+def _functions(body: str, names: list[str]) -> str:
+    return "".join(f"def {n}(x: str) -> str:\n    {body}\n" for n in names)
+
+
+@pytest.mark.parametrize(
+    "module, reported",
+    [
+        # four of five tools drive the module's browser driver: one job's toolkit
+        ("driver = webdriver.Chrome()\n" + _functions("return driver.get(x)", ["a", "b", "c", "d"])
+         + _functions("return x", ["e"]), False),
+        # three of five is no toolkit: the rest do other work
+        ("driver = webdriver.Chrome()\n" + _functions("return driver.get(x)", ["a", "b", "c"])
+         + _functions("return x", ["d", "e"]), True),
+        # a pool made in an init function through `global`
+        ("pool = None\nasync def init():\n    global pool\n    pool = await asyncpg.create_pool(dsn)\n"
+         + _functions("return pool.fetch(x)", ["a", "b", "c", "d", "e"]), False),
+        # a logger every tool writes to ties nothing together
+        ("logger = logging.getLogger(__name__)\n" + _functions("logger.info(x)", ["a", "b", "c", "d", "e"]), True),
+        # a constant they all read is no object they act on
+        ("LIMIT = 10\n" + _functions("return x[:LIMIT]", ["a", "b", "c", "d", "e"]), True),
+    ],
+)
+def test_tools_acting_on_one_object_are_a_toolkit(module, reported):
+    code = module + "agent = Agent(name='x', tools=[a, b, c, d, e])\n"
+    assert [f.span.line for f in findings(code)] == ([code.count("\n")] if reported else [])
+
+
+@pytest.mark.parametrize(
+    "tools, reported",
+    [
+        ("[VisitTool(browser), PageUpTool(browser), FinderTool(browser), ArchiveTool(browser), Search()]", False),
+        ("[VisitTool(), PageUpTool(), FinderTool(), ArchiveTool(), Search()]", True),
+        ("[VisitTool(True), PageUpTool(True), FinderTool(True), ArchiveTool(True), Search()]", True),
+    ],
+)
+def test_tools_built_on_one_object_are_a_toolkit(tools, reported):
+    assert len(findings(f"browser = TextBrowser()\nagent = CodeAgent(model=m, tools={tools})\n")) == reported
+
+
+def test_pydantic_ai_tools_working_on_the_runs_state_are_a_toolkit():
+    def module(body):
+        return "from pydantic_ai import Agent\nkb = Agent('openai:gpt-4o')\n" + "".join(
+            f"@kb.tool\ndef t{i}(ctx, q: str) -> str:\n    {body}\n" for i in range(5))
+
+    assert findings(module("ctx.deps.state.query = q")) == []
+    assert findings(module("ctx.deps.state.items.append(q)")) == []
+    # reading a field of the dependencies is no work on a shared object
+    assert len(findings(module("return f'{ctx.deps.customer_id}: {q}'"))) == 1
+
+
+@pytest.mark.parametrize(
+    "second, reported",
+    [
+        ("account = Agent(name='account', tools=[reset, sso])", []),  # already split between agents
+        ("account = Agent(name='account', tools=[reset])", [1]),  # one tool beside it splits nothing
+        ("account = Agent(name='account', tools=BILLING)", [1]),  # the same list twice is no split
+        ("account = Agent(name='account', tools=[refund, invoice, plan, credit, dunning])", [1, 3]),  # nor the same tools
+        ("desk = Agent(name='desk', tools=BILLING + [reset, sso])", [3]),  # a list joined from others' is gathered
+    ],
+)
+def test_written_lists_split_between_agents_are_chosen(second, reported):
+    code = "billing = Agent(name='billing', tools=BILLING)\nBILLING = [refund, invoice, plan, credit, dunning]\n" + second + "\n"
+    assert [f.span.line for f in findings(code)] == reported
+
+
+@pytest.mark.parametrize(
+    "code, how",
+    [
+        ("llm.bind_tools([a, b, c, d, e])", "the list, which names each tool"),
+        ("T = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E}\nllm.bind_tools(list(T.values()))", "every value of `T`"),
+        ("def all_tools():\n    return [a, b, c, d, e]\nllm.bind_tools(all_tools())", "everything `all_tools()` returns"),
+        ("X = [a, b, c]\nllm.bind_tools(X + [d, e])", "tool lists joined together"),
+        ("agent = Agent('m')\n" + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
+         "every `@agent.tool` function"),
+    ],
+)
+def test_the_message_says_how_the_count_was_known(code, how):
+    [finding] = findings(code)
+    assert finding.message.endswith(f"Counted from {how}.")

@@ -27,6 +27,8 @@ facts ask these modules. Each module declares, in the words the facts already sp
 - `tool_results(facts, call, arg)`: whether `arg` of `call` gives an agent tools whose
   results go back to its model (ADK's `Agent(tools=[...])`), so a retrieval tool's results
   reach a model there.
+- `TOOL_CONTEXT`: attributes of a tool's context parameter that hold one object every tool of
+  the agent is given (Pydantic AI's `ctx.deps`): tools acting on it are one toolkit.
 - `TOOL_KEYWORDS` / `TOOL_TRIGGERS`: keywords that attach tools beside `tools=` (the Agents
   SDK's `mcp_servers=`); `server_tools(imports, call)` / `toolset(imports, call)`: how a call
   returning every tool of a server, or a toolset offering all of them unfiltered, reads in
@@ -52,7 +54,7 @@ from .vocabulary import Handoff, Kept
 
 MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai)
 __all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "INSTRUCTIONS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
+           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_CONTEXT", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
            "server_tools", "served_agents", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
            "toolset"]
 
@@ -70,6 +72,7 @@ KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.item
 ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}
 TOOL_KEYWORDS = tuple(keyword for keywords in _declared("TOOL_KEYWORDS") for keyword in keywords)
 TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pattern in patterns)
+TOOL_CONTEXT = tuple(name for names in _declared("TOOL_CONTEXT") for name in names)
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)

@@ -23,6 +23,9 @@ from ..messages import callee_name
 from ..sinks import keyword
 
 REPLAYS = frozenset({"all_messages"})
+# A tool's `ctx.deps`: the run's dependencies, one object every tool of the agent is given
+# (pydantic-ai-slim 1.0.0 and 2.68.0 _run_context.py `RunContext.deps`); tools all acting on it are one toolkit
+TOOL_CONTEXT = ("deps",)
 
 
 def collect(facts) -> None:
