@@ -6,6 +6,12 @@ It calls the runner the CLI calls (`runner.check_source` on the buffer's text, w
 change; a finding with a `fix` offers it as a quick fix, and every finding offers an
 `# chatbound: ignore[ID]` comment.
 
+The project: a buffer is linked through its imports as `chatbound check` links a file, by
+an index this process keeps warm (each other module summarised once per content, the open
+buffers standing for their files, unsaved edits included); a finding resting on another
+module names it in its related information. An edit to a module re-checks the open documents
+whose findings rested on it.
+
 Notebooks: the server takes part in LSP 3.17 notebook sync, so an editor that shows a notebook as
 cells (VS Code) sends them and gets each finding on its cell, with its quick fixes, the
 notebook checked as `chatbound check` checks the .ipynb file; a notebook opened as its JSON
@@ -55,6 +61,7 @@ class ChatboundServer(LanguageServer):
         )
         self.pending: dict[str, asyncio.TimerHandle] = {}
         self.shown_errors: set[str] = set()
+        self.rests_on: dict[str, list[str]] = {}  # an open document's uri -> the modules its findings rest on
 
 
 server = ChatboundServer()
@@ -89,10 +96,17 @@ def document_path(document: TextDocument) -> Path:
 
 def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
     """The active findings `chatbound check` would report for this buffer's text."""
-    return findings_at(ls, document_path(document), document.source)
+    return findings_at(ls, document_path(document), document.source, document.uri)
 
 
-def findings_at(ls: ChatboundServer, path: Path, source: str) -> list[Finding]:
+def buffers(ls: ChatboundServer) -> dict[str, bytes]:
+    """The open Python files' texts, unsaved edits included, by resolved path: the project
+    pass reads them instead of the files."""
+    return {str(document_path(d).resolve()): d.source.encode("utf-8", "surrogatepass")
+            for d in list(ls.workspace.text_documents.values()) if d.uri.startswith("file:") and d.uri.endswith(".py")}
+
+
+def findings_at(ls: ChatboundServer, path: Path, source: str, uri: str = "") -> list[Finding]:
     try:
         settings = load_settings([path])
     except ConfigError as exc:
@@ -100,7 +114,9 @@ def findings_at(ls: ChatboundServer, path: Path, source: str) -> list[Finding]:
         return []
     if path.exists() and not discover([path], settings.root, settings.excludes, True, settings.notebooks).files:
         return []  # excluded by the configuration, as pre-commit's --force-exclude would
-    result = check_source(source, path, settings)
+    result = check_source(source, path, settings, buffers(ls))
+    if uri:
+        ls.rests_on[uri] = result.modules
     if result.error is not None:
         log.info("%s", result.error)
     return [f for f in result.findings if f.suppressed is None]
@@ -236,16 +252,31 @@ def did_open(ls: ChatboundServer, params: types.DidOpenTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ChatboundServer, params: types.DidChangeTextDocumentParams) -> None:
     publish_later(ls, params.text_document.uri)
+    republish_importers(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: ChatboundServer, params: types.DidSaveTextDocumentParams) -> None:
     publish(ls, params.text_document.uri)
+    republish_importers(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ChatboundServer, params: types.DidCloseTextDocumentParams) -> None:
     forget(ls, params.text_document.uri, [params.text_document.uri])
+    ls.rests_on.pop(params.text_document.uri, None)
+    republish_importers(ls, params.text_document.uri)  # they now read the file as saved
+
+
+def republish_importers(ls: ChatboundServer, uri: str) -> None:
+    """The open documents whose findings rested on the module at `uri` (a send in `llm.py` that
+    `bot.py` calls) are checked again, debounced like the edited one."""
+    if not uri.startswith("file:"):
+        return
+    path = str(Path(to_fs_path(uri)).resolve())
+    for other, modules in list(ls.rests_on.items()):
+        if other != uri and path in modules:
+            publish_later(ls, other)
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

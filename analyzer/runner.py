@@ -34,6 +34,7 @@ from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
 from .registry import all_rules, matches, select_rules
 
 if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
+    from .project.users import WorkspaceLinks
     from .rule import Rule
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are reported, not parsed
@@ -142,12 +143,13 @@ def check_file(path: Path, rules: Sequence[type[Rule]], options: dict) -> FileRe
     return _analyze_one(source, shown, rules, options, str(path.resolve().parent))
 
 
-def _analyze_one(source: bytes | str, shown: str, rules: Sequence[type[Rule]], options: dict, directory: str) -> FileResult:
-    """One file, a notebook's code cells included."""
+def _analyze_one(source: bytes | str, shown: str, rules: Sequence[type[Rule]], options: dict, directory: str,
+                 linked: Linked | None = None) -> FileResult:
+    """One file, a notebook's code cells included (`linked`: what the project pass gave a module)."""
     from .analysis import analyze_source
 
     if not is_notebook(shown):
-        return analyze_source(source, shown, rules, options, directory=directory)
+        return analyze_source(source, shown, rules, options, directory=directory, project=linked)
     notebook = read(source, shown)
     if isinstance(notebook, FileError):
         return FileResult(shown, error=notebook)
@@ -271,16 +273,68 @@ def run(
     return result
 
 
-def check_source(source: bytes | str, path: Path, settings: Settings) -> FileResult:
+def check_source(source: bytes | str, path: Path, settings: Settings, buffers: dict[str, bytes] | None = None
+                 ) -> FileResult:
     """One file's findings from text that may be unsaved (the language server's view),
-    with the same rules, options and per-file ignores as `run`."""
+    with the same rules, options and per-file ignores as `run`, linked through its imports
+    by this process's project index for the root (`_workspace_link`). `buffers`: the
+    editor's texts of open files, by resolved path, which stand for those files."""
     rules = select_rules(settings.select, settings.ignore)
+    options = rule_options(settings)
     directory = str(path.resolve().parent)
-    result = _analyze_one(source, display_path(path), rules, rule_options(settings), directory)
+    linked = None if is_notebook(path.name) else _workspace_link(source, path, settings, rules, options, buffers)
+    result = _analyze_one(source, display_path(path), rules, options, directory, linked)
+    result.modules = list(linked.modules) if linked is not None else []
     findings = with_fingerprints(result.findings, project_path(path, settings.root))
     findings = with_declared_engine(findings, path, settings.root)
     result.findings = without_ignored(findings, path, settings, per_file_ignores(settings))
     return result
+
+
+def _workspace_link(source: bytes | str, path: Path, settings: Settings, rules: Sequence[type[Rule]], options: dict,
+                    buffers: dict[str, bytes] | None) -> Linked | None:
+    """What the file sees of the project. The index and the importer links live as long as the
+    process (the language server's): each module is summarised once per content and again only
+    when its buffer or its file changes; the project's files are read once; the links
+    themselves are made anew on every call."""
+    cross = tuple(rule for rule in rules if rule.CROSS_MODULE)
+    if not cross:
+        return None
+    from .project.index import project_index
+
+    root = str(settings.root)
+    index = project_index(root, "", cross, options)
+    data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    resolved = str(path.resolve())
+    linked = index.link_buffer(resolved, data, buffers or {})
+    inside = below(resolved, os.fspath(settings.root.resolve())) is not None
+    links = _workspace(settings).links({**(buffers or {}), resolved: data}).get(resolved) if inside else None
+    if links is None:
+        return linked
+    return replace(linked, links=links, modules=tuple(sorted({*linked.modules, *links.modules})))
+
+
+_WORKSPACES: dict[str, WorkspaceLinks] = {}
+
+
+def _workspace(settings: Settings) -> WorkspaceLinks:
+    """The importer links of the project at `settings.root`, its files read on first use (up to
+    PROJECT_MAX_BYTES: a server started in a home folder with no configuration reads no more)."""
+    root = str(settings.root)
+    if root not in _WORKSPACES:
+        from .project.users import WorkspaceLinks
+
+        files: dict[str, bytes] = {}
+        read = 0
+        for path in discover([settings.root], settings.root, settings.excludes, False, False).files:
+            source = read_source(path, str(path))
+            if isinstance(source, bytes):
+                files[str(path.resolve())] = source
+                read += len(source)
+            if read > PROJECT_MAX_BYTES:
+                break
+        _WORKSPACES[root] = WorkspaceLinks(files, root, lambda path: display_path(Path(path)))
+    return _WORKSPACES[root]
 
 
 def project_path(path: Path, root: Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +17,7 @@ from pygls.workspace import TextDocument
 
 from chatbound.findings import Edit, Finding, Fix, Severity, Span
 from chatbound.lsp import fix_action, in_document, to_range
+from conftest import FIXTURES
 
 TIMEOUT = 20  # seconds for any one message; the whole test never hangs
 
@@ -167,6 +169,44 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     assert client.request("shutdown") is None
     client.notify("exit")
     assert client.proc.wait(timeout=TIMEOUT) == 0
+
+
+def test_a_send_in_another_module_is_shown_and_goes_away_when_that_module_bounds_it(client, tmp_path):
+    """fixtures/project/send_elsewhere: bot.py grows a per-user list and hands it to llm.chat,
+    which sends it whole. The finding rests on llm.py (a related location there); bounding the
+    send in llm.py's buffer, unsaved, republishes bot.py without it."""
+    app = tmp_path / "app"
+    shutil.copytree(FIXTURES / "project" / "send_elsewhere", app)
+    client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    bot, llm = (app / "bot.py").as_uri(), (app / "llm.py").as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": bot, "languageId": "python", "version": 1, "text": (app / "bot.py").read_text()}})
+
+    (finding,) = client.diagnostics(bot)["diagnostics"]
+    assert finding["code"] == "MEMORY-UNBOUNDED-HISTORY"
+    assert finding["range"] == lsp_range(10, 18, 10, 25)  # `history` in `chat(history)`
+    elsewhere = [r for r in finding["relatedInformation"] if r["location"]["uri"] != bot]
+    assert elsewhere == [{
+        "location": {"uri": llm, "range": lsp_range(8, 11, 8, 73)},
+        "message": "`history` is sent whole to openai.chat.completions.create here",
+    }]
+
+    text = (app / "llm.py").read_text()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": llm, "languageId": "python", "version": 1, "text": text}})
+    assert client.diagnostics(llm)["diagnostics"] == []
+    start = text.splitlines()[8].index("messages=messages") + len("messages=messages")
+    client.notify("textDocument/didChange", {
+        "textDocument": {"uri": llm, "version": 2},
+        "contentChanges": [{"range": lsp_range(8, start, 8, start), "text": "[-20:]"}],
+    })
+    assert client.diagnostics(bot)["diagnostics"] == []  # the file on disk still sends it whole
+    assert "[-20:]" not in (app / "llm.py").read_text()
+
+    client.notify("textDocument/didClose", {"textDocument": {"uri": llm}})  # back to the file as saved
+    assert client.diagnostics(llm)["diagnostics"] == []
+    assert [d["code"] for d in client.diagnostics(bot)["diagnostics"]] == ["MEMORY-UNBOUNDED-HISTORY"]
+    assert client.request("shutdown") is None
 
 
 def test_a_bad_config_is_shown_once_and_the_server_keeps_running(client, tmp_path):

@@ -17,6 +17,7 @@ summarised once. `seconds` and `summarised` measure the pass apart from the anal
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -64,7 +65,8 @@ class ProjectIndex:
         self.shown = shown
         self.store = store  # the result cache, where summaries are kept by content hash
         self.sources = sources if sources is not None else {}  # texts that override the files, by absolute path
-        self._summaries: dict[str, ModuleSummary] = {}
+        self._summaries: dict[str, ModuleSummary] = {}  # by content hash
+        self._by_path: dict[str, tuple[bytes | tuple[int, int], ModuleSummary]] = {}  # (what it was read from, summary)
         # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
         self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
         self.seconds = 0.0
@@ -93,16 +95,43 @@ class ProjectIndex:
         self.seconds += time.perf_counter() - start
         return Linked(functions, texts, tool_lists, tuple(sorted(modules)))
 
+    def link_buffer(self, importer: str, source: bytes, buffers: dict[str, bytes]) -> Linked:
+        """The language server's link: the open buffers' texts stand for their files, and the
+        links are made anew (an edit to one module changes what its importers see); the
+        summaries of unchanged modules are reused."""
+        self.sources = buffers
+        self._remotes.clear()
+        return self.link(importer, source)
+
     # --- summaries -----------------------------------------------------------------------
 
     def summary(self, path: str) -> ModuleSummary:
+        """The module's summary, looked up once per content: a module reached from many
+        importers (a package's `__init__`, a shared helper) is read, tested and hashed again
+        only when its text (an editor's buffer) or its file (size, modification time) changed."""
         source = self.sources.get(path)  # an editor's unsaved text, else the file as it is now
+        if source is None:
+            try:
+                status = os.stat(path)
+            except OSError:
+                return ModuleSummary()
+            stamp: bytes | tuple[int, int] = (status.st_mtime_ns, status.st_size)
+        else:
+            stamp = source
+        known = self._by_path.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
         if source is None:
             try:
                 with open(path, "rb") as handle:
                     source = handle.read()
             except OSError:
                 return ModuleSummary()
+        found = self._summary_of(source)
+        self._by_path[path] = (stamp, found)
+        return found
+
+    def _summary_of(self, source: bytes) -> ModuleSummary:
         if not may_export(source, self.sends):
             return ModuleSummary(imports=dict(imports_of(source)))  # a package's re-exports, read from its text
         digest = hashlib.sha256(source).hexdigest()
@@ -239,7 +268,7 @@ _INDEXES: dict[tuple, ProjectIndex] = {}
 def project_index(root: str, cache_key: str, rules, options: dict) -> ProjectIndex:
     """This process's index for the run (a worker keeps its summaries across its files);
     `rules` are the cross-module rules, whose triggers say which modules may send."""
-    key = (root, cache_key, tuple(rule.ID for rule in rules))
+    key = (root, cache_key, tuple(rule.ID for rule in rules), json.dumps(options, sort_keys=True, default=repr))
     index = _INDEXES.get(key)
     if index is None:
         from ..cache import Cache

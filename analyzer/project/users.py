@@ -37,11 +37,18 @@ def _frameworks():
     return frameworks.MODULES
 
 
-def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], str]) -> dict[str, Links]:
-    """`Links` for each file something is said about, keyed like `sources` (absolute paths)."""
+def triggered(sources: dict[str, bytes]) -> dict[str, bytes]:
+    """The files a framework's `PROJECT_TRIGGERS` match: those `project_links` reads."""
+    triggers = [t for m in _frameworks() for t in getattr(m, "PROJECT_TRIGGERS", ())]
+    return {path: source for path, source in sources.items() if any(t.search(source) for t in triggers)}
+
+
+def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], str],
+                  read: dict[str, bytes] | None = None) -> dict[str, Links]:
+    """`Links` for each file something is said about, keyed like `sources` (absolute paths);
+    `read`: `triggered(sources)`, when the caller keeps it."""
     modules = _frameworks()
-    triggers = [t for m in modules for t in getattr(m, "PROJECT_TRIGGERS", ())]
-    read = {path: source for path, source in sources.items() if any(t.search(source) for t in triggers)}
+    read = triggered(sources) if read is None else read
     if not read:
         return {}
     resolver = Resolver(root)
@@ -126,3 +133,30 @@ def _place(shown: str, node: ast.AST) -> Place:
     line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
     return Place(shown, Span(line, col + 1, getattr(node, "end_lineno", line) or line,
                              (getattr(node, "end_col_offset", col) or col) + 1))
+
+
+class WorkspaceLinks:
+    """`project_links` for the language server: the project's files read once, the open
+    buffers standing for theirs (a buffer's text is kept as the file's once seen, so a saved
+    and closed file stays current), the links made again only when a buffer changed."""
+
+    def __init__(self, files: dict[str, bytes], root: str, shown: Callable[[str], str]) -> None:
+        self.files = files
+        self.read = triggered(files)
+        self.root = root
+        self.shown = shown
+        self._seen: dict[str, bytes] | None = None
+        self._links: dict[str, Links] = {}
+
+    def links(self, buffers: dict[str, bytes]) -> dict[str, Links]:
+        if buffers != self._seen:
+            self.files.update(buffers)
+            matched = triggered(buffers)
+            for path in buffers:
+                if path in matched:
+                    self.read[path] = matched[path]
+                else:
+                    self.read.pop(path, None)
+            self._links = project_links(self.files, self.root, self.shown, self.read)
+            self._seen = dict(buffers)
+        return self._links
