@@ -36,6 +36,7 @@ from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
 from .messages import ast_callee_name, callee_name
 from .sinks import CALLEE_NAMES, SHAPES
 from .rule import Rule
+from .stdlib_tree import PythonTree
 
 TRIM_METHODS = ("pop", "popleft", "clear", "reduce")
 # every callee name a sink, a chat object or a count window can have (the sinks' own names
@@ -57,14 +58,11 @@ def may_chat_through(name: str) -> bool:
     return name in CHAT_CALLS or name.endswith(("Memory", "Session", "History"))
 
 
-def may_chat_tree(tree: ast.Module) -> bool:
+def may_chat_tree(tree: PythonTree) -> bool:
     """`ChatRule.may_chat` on CPython's tree, for a rule's `may_report_tree`: a `del` or a
     call that may chat. (What another module offers is linked after the pre-check, and
     re-adds the cross-module rules: see `chatbound.runner`.)"""
-    return any(
-        type(node) is ast.Delete or (type(node) is ast.Call and may_chat_through(ast_callee_name(node)))
-        for node in ast.walk(tree)
-    )
+    return bool(tree.nodes(ast.Delete)) or any(may_chat_through(ast_callee_name(call)) for call in tree.nodes(ast.Call))
 
 
 @dataclass

@@ -6,12 +6,11 @@ same tree in one traversal over one shared metadata wrapper.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import (
@@ -28,6 +27,9 @@ from .project.model import Linked, Place
 from .qualified import QualifiedNames
 from .scopes import scopes
 from .visitors import parents
+
+if TYPE_CHECKING:
+    from .stdlib_tree import PythonTree
 
 HOMEPAGE = "https://github.com/chatbound/chatbound"
 
@@ -151,11 +153,12 @@ class Rule(cst.BatchableCSTVisitor):
         the rule's threshold needs); False only where the rule cannot report on the file."""
         return True
 
-    # A test on CPython's parse of the file (`may_report_tree(tree, options)`, tree an
-    # `ast.Module`), for a rule whose triggers are common words: False only where the rule
-    # cannot report. A file is parsed with LibCST only if one of its rules lacks this test or
-    # passes it (the stdlib parse is several times cheaper and doubles as the syntax check).
-    may_report_tree: ClassVar[Callable[[ast.Module, dict[str, Any]], bool] | None] = None
+    # A test on CPython's parse of the file (`may_report_tree(tree, options)`, tree a
+    # `chatbound.stdlib_tree.PythonTree`: `tree.nodes(ast.Call)` lists the nodes of a type, from one
+    # walk shared by every rule), for a rule whose triggers are common words: False only where
+    # the rule cannot report. A file is parsed with LibCST only if one of its rules lacks this
+    # test or passes it (the stdlib parse is several times cheaper and doubles as the syntax check).
+    may_report_tree: ClassVar[Callable[["PythonTree", dict[str, Any]], bool] | None] = None
 
     # True for a rule that reads what the project pass linked (`RuleContext.project`): it also
     # runs on a file whose own triggers do not occur but whose imports offer a send or a

@@ -357,6 +357,7 @@ def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> t
     of those has a `may_report_tree`, those it allows on the stdlib tree. A file CPython cannot
     parse keeps its rules: LibCST may read newer syntax, and says what is wrong otherwise."""
     from .analysis import no_gc, python_tree
+    from .stdlib_tree import PythonTree
     from .precheck import rules_for
 
     found = rules_for(source, rules, options)
@@ -366,8 +367,9 @@ def rules_to_run(source: bytes, rules: Sequence[type[Rule]], options: dict) -> t
         tree = python_tree(source)
         if isinstance(tree, str):
             return found, False
-        kept = tuple(rule for rule in found if rule.may_report_tree(tree, options))
-        del tree  # freed before the collector is back (see python_syntax_error)
+        walked = PythonTree(tree)
+        kept = tuple(rule for rule in found if rule.may_report_tree(walked, options))
+        del tree, walked  # freed before the collector is back (see python_syntax_error)
     return kept, True
 
 

@@ -15,6 +15,7 @@ from chatbound.histories import History, Use, walk
 from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid
 from chatbound.sinks import dotted, keyword, positional, sink_of
+from chatbound.stdlib_tree import PythonTree
 
 HANDOFF_VERBS = ("handoff", "hand_off", "escalate", "delegate", "dispatch", "forward", "transfer", "route_to")
 HANDOFF_NAME = re.compile(rf"^a?({'|'.join(HANDOFF_VERBS)})(_\w+)?$", re.I)
@@ -342,10 +343,10 @@ class AgentOversizedHandoff(ChatRule):
         return may_hand_off(callee_name(call), parts[-2] if len(parts) > 1 else "", fan_out)
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """The first cut above on CPython's tree: most files with a `forward(` or `worker` hold
         no call that could hand a conversation over (a `def forward(...)`, a `worker.start()`)."""
-        calls = [node for node in ast.walk(tree) if type(node) is ast.Call]
+        calls = tree.nodes(ast.Call)
         names = [(ast_callee_name(call), call.func) for call in calls]
         fan_out = any(name in FAN_OUTS for name, _ in names)
         return any(may_hand_off(name, _ast_receiver(func), fan_out) for name, func in names)

@@ -3,8 +3,6 @@ is sent whole to a model."""
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -20,6 +18,7 @@ from chatbound.messages import callee_name, is_bounding_name, is_count_slice, is
 from chatbound.project.model import Place
 from chatbound.rule import Invalid, Related
 from chatbound.sinks import dotted, keyword, triggers
+from chatbound.stdlib_tree import PythonTree
 
 COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
 KIND = {
@@ -233,7 +232,7 @@ class MemoryUnboundedHistory(ChatRule):
     CROSS_MODULE = True  # a history sent by a function of another module, or kept by one
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a model call's shape in their text (a library's `def create(...,
         messages=...)`) call nothing that may chat: not worth a LibCST parse."""
         return may_chat_tree(tree)

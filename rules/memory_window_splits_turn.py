@@ -14,6 +14,7 @@ from chatbound.histories import ChatFacts, History, walk
 from chatbound.messages import ROLE_CLASSES, ast_callee_name, callee_name, is_count_slice, slice_of, string, window_triggers
 from chatbound.rule import Invalid
 from chatbound.sinks import keyword, positional, triggers
+from chatbound.stdlib_tree import PythonTree
 
 LIST_COPIES = ("list", "tuple", "copy", "deepcopy")
 TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
@@ -25,11 +26,11 @@ SUGGESTION = (
 TRIM_SUGGESTION = 'Pass `start_on="human"` and `include_system=True` so the window starts at a user turn and keeps the system prompt.'
 
 
-def has_count_window(tree: ast.Module) -> bool:
+def has_count_window(tree: PythonTree) -> bool:
     """Whether the file holds a count window the rule can report, on CPython's tree: a slice
     from a negative start (`h[-N:]`, `is_count_slice`), a `del h[:N]`, a `deque(maxlen=N)`
     (`is_ring`) or a `trim_messages` call: every window the chat facts record is one of these."""
-    for node in ast.walk(tree):
+    for node in tree.nodes(ast.Subscript, ast.Call, ast.Delete):
         kind = type(node)
         if kind is ast.Subscript and _negative_start(node.slice):
             return True
@@ -120,7 +121,7 @@ class MemoryWindowSplitsTurn(ChatRule):
     TRIGGERS = (*triggers(), *window_triggers())  # a model call, a chat memory, or a window over messages
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a model call hold no count window, and nothing to report here."""
         return has_count_window(tree)
     NAME = "memory-window-splits-turn"

@@ -20,6 +20,7 @@ from chatbound.precheck import literal_bytes
 from chatbound.project.imports import imports_of
 from chatbound.project.model import RemoteText
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.stdlib_tree import PythonTree
 
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
@@ -51,14 +52,14 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
     return found
 
 
-def has_system_prompt_place(tree: ast.Module) -> bool:
+def has_system_prompt_place(tree: PythonTree) -> bool:
     """Whether the file sends a text as a system prompt (the visits of PromptOversizedSystem,
     on CPython's tree, without resolving the text): a system message, a system keyword. A
     place holding only a name neither assigned nor imported in the module (a parameter) has
     no text, as in leave_Module."""
     known: set[str] = set()
     places: list[ast.AST] = []
-    for node in ast.walk(tree):
+    for node in tree.nodes(ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Dict, ast.Tuple, ast.Call):
         kind = type(node)
         if kind is ast.Assign or kind is ast.AnnAssign:
             known.update(t.id for t in (node.targets if kind is ast.Assign else [node.target]) if type(t) is ast.Name)
@@ -213,7 +214,7 @@ class PromptOversizedSystem(Rule):
                 or IMPORTS.search(source) is not None or any(p.search(source) for p in frameworks.PROMPT_FILES))
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `prompt = ...` or `system=` send no system prompt; they are not
         worth a LibCST parse."""
         return has_system_prompt_place(tree)

@@ -17,6 +17,7 @@ from chatbound.retrieval import (
 from chatbound.rule import Invalid, Option, Valid
 from chatbound.sinks import keyword
 from chatbound.values import Constant, constant
+from chatbound.stdlib_tree import PythonTree
 
 DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
 
@@ -203,10 +204,10 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
         return False
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `k=` or a `top_k` hold no retrieval call that asks for a count,
         nor a pgvector query: not worth a LibCST parse."""
-        for node in ast.walk(tree):
+        for node in tree.nodes(ast.Call, ast.Constant):
             kind = type(node)
             if kind is ast.Call and may_count(node):
                 return True

@@ -22,6 +22,7 @@ from chatbound.project.model import RemoteToolList
 from chatbound.sinks import dotted
 from chatbound.toollists import ROUTE_CALLS
 from chatbound.values import bound_expression
+from chatbound.stdlib_tree import PythonTree
 
 TOOL_KEYWORDS = ("tools", "functions")
 # callee -> index of the tools argument when passed positionally (None: keyword only)
@@ -193,10 +194,10 @@ class ToolsAllRegistered(Rule):
     )
 
     @staticmethod
-    def may_report_tree(tree: ast.Module, options: dict) -> bool:
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `tools=` or a tool list bind no tools to a model or agent (a list
         offered to other modules is read by the project pass, not here)."""
-        return any(map(_may_bind_tools, ast.walk(tree)))
+        return any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)))
 
     VALID = [
         # an MCP toolset that names the tools it offers

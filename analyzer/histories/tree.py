@@ -7,6 +7,7 @@ The navigation every other part of the chat facts is written in. It reads LibCST
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 import libcst as cst
@@ -20,7 +21,13 @@ class ModuleTree:
     """Navigation over one module's tree; `self.rule` and `self.nodes` are set by `ChatFacts`."""
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.rule.get_metadata(ParentNodeProvider, node, None)
+        return self._parents.get(node)
+
+    @functools.cached_property
+    def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        """The parent mapping itself: asked hundreds of thousands of times per large module,
+        each `get_metadata` round trip costs more than the lookup."""
+        return self.rule.metadata[ParentNodeProvider]
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = self.parent(node)
@@ -49,10 +56,37 @@ class ModuleTree:
         return self._ranks[node]
 
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        return self._enclosing(node, cst.FunctionDef, self._functions_of)
 
     def class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+        return self._enclosing(node, cst.ClassDef, self._classes_of)
+
+    @functools.cached_property
+    def _functions_of(self) -> dict[cst.CSTNode, cst.CSTNode | None]:
+        return {}
+
+    @functools.cached_property
+    def _classes_of(self) -> dict[cst.CSTNode, cst.CSTNode | None]:
+        return {}
+
+    def _enclosing(self, node: cst.CSTNode, kind: type, known: dict) -> cst.CSTNode | None:
+        """The nearest ancestor of `kind`, remembered for every node on the way up (the same
+        statements are asked about again and again)."""
+        path = []
+        found = None
+        parent = self.parent(node)
+        while parent is not None:
+            if parent in known:
+                found = known[parent]
+                break
+            if isinstance(parent, kind):
+                found = parent
+                break
+            path.append(parent)
+            parent = self.parent(parent)
+        for passed in path:
+            known[passed] = found
+        return found
 
     def loops_of(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         found = []
