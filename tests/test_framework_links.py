@@ -162,3 +162,45 @@ def test_editing_the_importer_rechecks_the_agents_module(tmp_path, monkeypatch):
     server.write_text(server.read_text().replace(", session=session", ""))
     again = run([tmp_path], settings, cache=True)
     assert again.active == [] and again.cached == 0
+
+
+def test_langgraph_json_serves_a_dotted_module_from_its_local_packages(tmp_path):
+    sources = _write(tmp_path, {
+        "langgraph.json": '{\n  "dependencies": ["."],\n  "graphs": {\n    "a": "desk.graph:graph",\n'
+                          '    "b": "helpdesk.graph:graph"\n  }\n}\n',
+        "desk/graph.py": "from langgraph.graph import StateGraph\n",
+        "src/helpdesk/graph.py": "from langgraph.graph import StateGraph\n",
+        "src/helpdesk/tools.py": "from langgraph.graph import StateGraph\n",
+    })
+    links = project_links(sources, str(tmp_path), lambda path: path[len(str(tmp_path)) + 1:])
+    served = {path[len(str(tmp_path)) + 1:]: [(m.tag, m.place.span.line) for m in found.given[""]]
+              for path, found in links.items() if "" in found.given}
+    assert served == {"desk/graph.py": [("langgraph.served:graph", 4)],
+                      "src/helpdesk/graph.py": [("langgraph.served:graph", 5)]}
+
+
+def test_a_state_subclass_in_a_module_naming_no_framework_is_a_message_state(tmp_path):
+    sources = _write(tmp_path, {
+        "base.py": "from typing import Annotated, TypedDict\nfrom langgraph.graph.message import add_messages\n"
+                   "class Conversation(TypedDict):\n    messages: Annotated[list, add_messages]\n"
+                   "class Audit(TypedDict):\n    notes: list\n",
+        "state.py": "from base import Audit, Conversation\nclass Desk(Conversation):\n    topic: str\n"
+                    "class Ledger(Audit):\n    desk: str\n",
+        "nodes.py": "from langgraph.graph import StateGraph\nfrom state import Desk, Ledger\ndef chatbot(state: Desk):\n    return state\n",
+    })
+    links = project_links(sources, str(tmp_path), lambda path: path.rsplit("/", 1)[-1])
+    nodes = links[str(tmp_path / "nodes.py")]
+    assert [(m.tag, m.place.path, m.place.span.line) for m in nodes.seen["Desk"]] == [
+        ("langgraph.state:messages", "base.py", 4)]
+    assert "Ledger" not in nodes.seen
+    assert set(nodes.modules) == {str(tmp_path / "state.py"), str(tmp_path / "base.py")}
+
+
+def test_editing_the_base_state_rechecks_the_node_of_the_subclass(tmp_path, monkeypatch):
+    shutil.copytree(FIXTURES / "frameworks_project" / "inherited_state", tmp_path / "desk")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path)
+    assert [(f.path, f.span.line) for f in run([tmp_path], settings, cache=True).active] == [("desk/nodes.py", 11)]
+    base = tmp_path / "desk" / "base_state.py"
+    base.write_text(base.read_text().replace("Annotated[list, add_messages]", "list"))
+    assert run([tmp_path], settings, cache=True).active == []

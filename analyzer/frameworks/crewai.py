@@ -11,6 +11,9 @@ Checked against crewai 1.15.30; the file is named beside each fact.
 - `crew.kickoff(inputs={...})` interpolates the inputs into every task description and agent
   text (crew.py `_interpolate_inputs`), which the agents send to their model: a history
   joined into an input is sent whole on each kickoff.
+- Not reported: `Crew(memory=True)` keeps every task's result in its `Memory`, but an agent is
+  sent only what `recall(task.description, limit=5)` returns (agent/core.py; `limit=20` for
+  `agent.kickoff`): a bounded retrieval, not the history.
 """
 
 from __future__ import annotations

@@ -28,11 +28,13 @@ fact below.
   agents/factory.py) sends all of it unless a middleware trims. `SummarizationMiddleware`
   needs `trigger=` (or the deprecated `max_tokens_before_summary=`): without one
   `_should_summarize` is always False (agents/middleware/summarization.py).
-- Across modules (`chatbound.project.users`): a state class in `state.py`, nodes in `nodes.py`
-  registered with `add_node` in `graph.py`, which compiles the graph with a checkpointer; or a
-  graph named in `langgraph.json`'s `"graphs"` (`"./src/agent/graph.py:graph"` or `{"path":
-  ...}`: langgraph-cli 0.4.40 config.py), which the LangGraph platform serves with its own
-  checkpointer, persisting every thread, whatever the code compiles.
+- Across modules (`chatbound.project.users`): a state class in `state.py` (or a subclass there
+  of a state class of a third module), nodes in `nodes.py` registered with `add_node` in
+  `graph.py`, which compiles the graph with a checkpointer; or a graph named in
+  `langgraph.json`'s `"graphs"` (`"./src/agent/graph.py:graph"`, `{"path": ...}`, or the dotted
+  `"agent.graph:graph"` imported from the local packages of `"dependencies"`: langgraph-cli
+  0.4.40 config.py), which the LangGraph platform serves with its own checkpointer, persisting
+  every thread, whatever the code compiles.
 - Handoffs: `Send(node, {"messages": state["messages"]})` and `Command(goto=..., update=
   {"messages": state["messages"] + [...]})` (langgraph/types.py); langgraph-supervisor's
   `create_supervisor` builds handoff tools that pass `state["messages"]` whole to the agent
@@ -209,13 +211,23 @@ def _graph(facts) -> Graph:
 
 def deployed(config: dict) -> list[tuple[str, str, str]]:
     """The modules a `langgraph.json` serves, as (path from its folder, tag, the text naming it):
-    the platform keeps every thread with its own checkpointer (langgraph-cli 0.4.40 config.py)."""
+    the platform keeps every thread with its own checkpointer (langgraph-cli 0.4.40 config.py).
+    A module with a `/` is a file (`"./src/agent/graph.py:graph"`); any other is imported by
+    its dotted name (`"agent.graph:graph"`, `_update_graph_paths`) from the local packages of
+    `"dependencies"` (`["."]` here): each place that name can be a file in is listed."""
+    if not isinstance(config, dict):
+        return []
+    local = [d for d in config.get("dependencies") or () if isinstance(d, str) and d.startswith(".")]
     found = []
-    for spec in (config.get("graphs") or {}).values() if isinstance(config, dict) else ():
+    for spec in (config.get("graphs") or {}).values():
         text = spec.get("path") if isinstance(spec, dict) else spec
-        module = text.partition(":")[0] if isinstance(text, str) else ""
-        if module.endswith(".py"):  # a file path; a dotted module path is not followed
-            found.append((module, SERVED_TAG + text.partition(":")[2], text))
+        module, _, variable = text.partition(":") if isinstance(text, str) else ("", "", "")
+        if "/" in module or "\\" in module or module.endswith(".py"):
+            found.append((module, SERVED_TAG + variable, text))
+        elif re.fullmatch(r"\w+(?:\.\w+)*", module):
+            path = module.replace(".", "/")
+            found.extend((f"{folder}/{layout}{path}{ending}", SERVED_TAG + variable, text) for folder in local
+                         for layout in ("", "src/") for ending in (".py", "/__init__.py"))
     return found
 
 

@@ -67,6 +67,7 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
         for module in modules:
             for name, tag, node in getattr(module, "defines", lambda tree: ())(trees[path]):
                 defined.setdefault(path, {}).setdefault(name, []).append(Mention(tag, _place(shown(path), node)))
+    based_on = _inherit(defined, trees, sources, resolver, shown)
     for path, tree in trees.items():
         targets = _imported(resolver, path, read[path])
         own = given.get(path, {}).get("", ())
@@ -84,12 +85,45 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
         for local, (module_path, name) in _imported(resolver, path, sources[path]).items():
             for mention in defined.get(module_path, {}).get(name, ()):
                 seen.setdefault(path, {}).setdefault(local, []).append(mention)
-                rests_on.setdefault(path, set()).add(module_path)
+                rests_on.setdefault(path, set()).update({module_path, *based_on.get(module_path, ())})
     return {
         path: Links({k: tuple(v) for k, v in given.get(path, {}).items()},
                     {k: tuple(v) for k, v in seen.get(path, {}).items()}, tuple(sorted(rests_on.get(path, ()))))
         for path in set(given) | set(seen)
     }
+
+
+def _inherit(defined, trees, sources, resolver, shown) -> dict[str, set[str]]:
+    """Define a class whose base is a defined class of another module as its base is (a
+    subclass of a message-state class is one), through any number of modules; returns the
+    modules each such definition rests on. A module that names no framework is read for this
+    only when its text names a defined class."""
+    based_on: dict[str, set[str]] = {}
+    changed = bool(defined)
+    while changed:
+        changed = False
+        names = {name.encode() for found in defined.values() for name in found}
+        for path, source in sources.items():
+            if not any(name in source for name in names):
+                continue
+            bases = {local: target for local, target in _imported(resolver, path, source).items()
+                     if defined.get(target[0], {}).get(target[1])}
+            tree = trees.get(path) or _parsed(source) if bases else None
+            for klass in (node for node in tree.body if isinstance(node, ast.ClassDef)) if tree else ():
+                used = [bases[b.id] for b in klass.bases if isinstance(b, ast.Name) and b.id in bases]
+                if used and klass.name not in defined.get(path, {}):
+                    defined.setdefault(path, {})[klass.name] = [m for module, name in used for m in defined[module][name]]
+                    for module, _ in used:
+                        based_on.setdefault(path, set()).update({module, *based_on.get(module, ())})
+                    changed = True
+    return based_on
+
+
+def _parsed(source: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None  # its own check says why
 
 
 def _imported(resolver: Resolver, path: str, source: bytes) -> dict[str, tuple[str, str]]:
@@ -125,6 +159,8 @@ def _deployments(modules, read: dict[str, bytes], root: str, shown):
                 continue  # not ours to report: the deployment tool says what is wrong with it
             for relative, tag, text in entries:
                 target = os.path.normpath(os.path.join(folder, relative))
+                if not os.path.isfile(target):
+                    continue  # one of the places a dotted module name may be in
                 line = next((n for n, row in enumerate(data.decode("utf-8", "replace").splitlines(), 1) if text in row), 1)
                 yield target, "", Mention(tag, Place(shown(file), Span(line, 1, line, 1), name)), file
 
