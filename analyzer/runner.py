@@ -219,6 +219,10 @@ def run(
     small = read_bytes <= PROJECT_MAX_BYTES
     project = (str(settings.root), store.key if store is not None else "") if small else None
     links = _project_links(sources, settings.root) if project is not None and misses else {}
+    if project is not None and misses:
+        from .project.index import new_run
+
+        new_run()
     jobs: list[_Job] = []
     done: list[tuple[_Job, FileResult]] = []
     notebooks: dict[int, bytes] = {}  # a notebook's own bytes, which key its cache entry

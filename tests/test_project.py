@@ -82,3 +82,26 @@ def test_editing_a_helper_rechecks_its_importers_and_nothing_else(write):
     again = run([root], settings, cache=True)
     assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "llm.py"]
     assert len(again.findings) == 1
+
+
+WRAPPER = """\
+from llm import chat
+
+
+def ask(messages):
+    return chat(messages)
+"""
+
+
+def test_editing_a_leaf_rechecks_its_importers_up_through_a_wrapper_and_nothing_else(write):
+    """bot.py sends through wrapper.ask, which forwards to llm.chat: bot.py's result rests on
+    llm.py two imports away, the wrapper's on llm.py directly; other.py rests on nothing."""
+    root = write({"llm.py": LLM, "wrapper.py": WRAPPER, "bot.py": BOT.replace("from llm import chat", "from wrapper import ask as chat"),
+                  "other.py": OTHER})
+    settings = Settings(root=root)
+    (finding,) = run([root], settings, cache=True).findings
+    assert finding.path.endswith("bot.py") and [r.path for r in finding.related if r.path][0].endswith("llm.py")
+    (root / "llm.py").write_text(LLM.replace("messages=messages", "messages=messages[-20:]"))
+    again = run([root], settings, cache=True)
+    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "llm.py", "wrapper.py"]
+    assert again.findings == []

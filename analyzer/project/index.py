@@ -265,6 +265,13 @@ def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:
 _INDEXES: dict[tuple, ProjectIndex] = {}
 
 
+def new_run() -> None:
+    """Each run of this process links anew (a module may have changed since the last run);
+    the summaries stay, kept by content."""
+    for index in _INDEXES.values():
+        index._remotes.clear()
+
+
 def project_index(root: str, cache_key: str, rules, options: dict) -> ProjectIndex:
     """This process's index for the run (a worker keeps its summaries across its files);
     `rules` are the cross-module rules, whose triggers say which modules may send."""

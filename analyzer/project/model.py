@@ -64,7 +64,6 @@ class StoreWrite:
 @dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
-    span: Span
     sends: tuple[SendSummary, ...] = ()
     forwards: tuple[Forward, ...] = ()
     returns: HistorySummary | None = None  # a whole history it returns

@@ -132,7 +132,6 @@ class Summarizer(ChatRule):
                     returned = self._history(history)
         return FunctionSummary(
             params=tuple(p.name.value for p in facts._params(function)),
-            span=self.span(function.name),
             sends=sends,
             forwards=tuple(self._forwards(facts, calls)),
             returns=returned,
