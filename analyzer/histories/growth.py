@@ -26,6 +26,7 @@ from .. import frameworks
 from ..scopes import MODULE
 from ..sinks import dotted
 from .bounds import BOUNDED_CONTAINERS, deleted, is_ring
+from .storage import INPUT_CALLS
 from .tree import walk
 from .vocabulary import History, Storage
 
@@ -109,10 +110,76 @@ class GrowthFacts:
     def _is_per_turn(self, site: cst.CSTNode, storage: Storage) -> bool:
         if storage.kind in ("loop", "gradio"):
             return True
+        if self._fills_from_data(site, storage):
+            return False
         function = self.function_of(site)
         if function is None:
-            return storage.kind == "session" or bool(self.loops_of(site))
+            return storage.kind == "session" or any(self._takes_turns(loop, site, storage) for loop in self.loops_of(site))
         return not SETUP_FUNCTION.match(function.name.value)
+
+    def _takes_turns(self, loop: cst.CSTNode, site: cst.CSTNode, storage: Storage) -> bool:
+        """A loop of the module's top level that grows a history turn by turn: a `while` chat
+        loop, one that reads input, adds messages, or sends the list inside it. A `for` that
+        fills a list from files or documents, sent once after it, runs once."""
+        if isinstance(loop, cst.While) or any(self.inside(call, loop) for call in self.nodes.input_calls):
+            return True
+        return any(message_roles(v) for v in self.growth_values(site)) or self._sent_inside(loop, storage)
+
+    def _sent_inside(self, loop: cst.CSTNode, storage: Storage) -> bool:
+        """A model call inside `loop` gets the whole list: each pass resends what the earlier ones added."""
+        return any(
+            self.inside(sink.call, loop) and any(u.storage.key == storage.key for a in sink.content for u in self.whole_history_in(a))
+            for sink in self.sinks
+        )
+
+    def _fills_from_data(self, site: cst.CSTNode, storage: Storage) -> bool:
+        """A list filled item by item from another collection, not fed turns: what it adds
+        carries no message role and comes from iterating something that is neither a model's
+        reply, input, nor a parameter (the request), and no model gets the list inside that
+        loop: documents read in a loop over files, graded retrieval results, the tools a server
+        lists."""
+        values = self.growth_values(site)
+        if not values or any(message_roles(v) for v in values):
+            return False
+        loops = [loop for loop in self.loops_of(site) if isinstance(loop, cst.For)]
+        sources = [loop.iter for loop in loops]
+        for value in values:
+            bound = self.assignment_before(value) if isinstance(value, cst.Name) else value
+            if isinstance(bound, (cst.ListComp, cst.GeneratorExp)):
+                sources.append(bound.for_in.iter)
+        if not sources or any(self.fed_by_turns(source) for source in sources):
+            return False
+        return not any(self._sent_inside(loop, storage) for loop in loops)
+
+    def fed_by_turns(self, expr: cst.CSTNode) -> bool:
+        """Whether `expr` derives from a model's reply, input, or a parameter (what a request
+        brings): `response.content`, `result.new_messages()`, `turns`."""
+        return self._origin(expr, 0) is not None
+
+    def from_model_reply(self, expr: cst.CSTNode) -> bool:
+        """Whether `expr` derives from a model call's result (`response.content`)."""
+        return self._origin(expr, 0) == "model"
+
+    def _origin(self, expr: cst.CSTNode, depth: int) -> str | None:
+        """"model", "input" or "param" for what `expr` is read from, through attributes,
+        subscripts, method calls on it and the locals it was bound from; None otherwise."""
+        while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Await)) or (
+            isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not self._is_model_call(expr)
+        ):
+            expr = expr.expression if isinstance(expr, cst.Await) else expr.func.value if isinstance(expr, cst.Call) else expr.value
+        if isinstance(expr, cst.Call):
+            return "model" if self._is_model_call(expr) else "input" if INPUT_CALLS.match(callee_name(expr)) else None
+        if not isinstance(expr, cst.Name) or depth > 4:
+            return None
+        value = self.assignment_before(expr)
+        if isinstance(value, cst.Param):
+            return "param" if value.name.value not in ("self", "cls") else None
+        if isinstance(value, cst.For):
+            return self._origin(value.iter, depth + 1)
+        return self._origin(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
+
+    def _is_model_call(self, call: cst.Call) -> bool:
+        return any(sink.call is call for sink in self.sinks)
 
     def _grow(self, storage: Storage, site: cst.CSTNode) -> None:
         history = self.history(storage)

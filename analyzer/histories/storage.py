@@ -265,12 +265,14 @@ class StorageFacts:
                 return True
         return False
 
-    @staticmethod
-    def _iterates_data(loop: cst.CSTNode) -> bool:
-        """`for question in questions:`, not `for _ in range(5)` (a bounded tool loop)."""
+    def _iterates_data(self, loop: cst.CSTNode) -> bool:
+        """`for question in questions:`, not `for _ in range(5)` (a bounded tool loop) nor a
+        walk over one model reply (`for block in response.content`: its tool calls)."""
         if not isinstance(loop, cst.For):
             return False
-        return not (isinstance(loop.iter, cst.Call) and callee_name(loop.iter) in ("range", "enumerate"))
+        if isinstance(loop.iter, cst.Call) and callee_name(loop.iter) in ("range", "enumerate"):
+            return False
+        return not self.from_model_reply(loop.iter)
 
     def _returned_storage(self, call: cst.Call, seen: frozenset) -> Storage | None:
         """`self._history(sid)` / `get_history(sid)`: a module helper returning lasting state."""
