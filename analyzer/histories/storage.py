@@ -185,8 +185,9 @@ class StorageFacts:
         outer = {a.scope for a in assignments} - {scope}
         if assignments and outer and all(o.kind == FUNCTION for o in outer):
             node = getattr(assignments[0], "node", None)
-            if self._is_variable(node) and scope.kind == FUNCTION:  # a closure's state
-                function = self.function_of(node)
+            function = self.function_of(node)
+            rebound = any(self.function_of(a.node) is not function for a in assignments if isinstance(a.node, cst.Name))
+            if self._is_variable(node) and scope.kind == FUNCTION and (rebound or self._grown_by_inner(name.value, function)):
                 return Storage(f"{function.name.value if function else ''}.{name.value}", "closure", name.value)
         value = self.assignment_before(name)
         if isinstance(value, cst.Param):
@@ -205,6 +206,12 @@ class StorageFacts:
         if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
             return self.storage_of(same, seen)
         return self._loop_storage(name, value, scope) or self._round_trip(name, value)
+
+    def _grown_by_inner(self, name: str, outer: cst.FunctionDef | None) -> bool:
+        """A closure's state: a function nested in `outer` grows it (or rebinds it, `nonlocal`),
+        so it lasts between that function's calls. One the outer function grows and an inner one only reads (a
+        streaming generator made per request) is the outer call's value, followed as a local."""
+        return any(self.function_of(site) is not outer for site, _ in self.nodes.growth_by_name.get(name, ()))
 
     def _chained_storage(self, value: cst.CSTNode, name: cst.Name, seen: frozenset) -> Storage | None:
         """`h = store[sid] = []`: the local and the lasting entry are one list."""
