@@ -76,7 +76,8 @@ class MemoryUnboundedHistory(ChatRule):
       `store.setdefault(sid, [])` or a local alias of one (also `h = d.get(k)` /
       `if h is None: h = d[k] = []`), Streamlit `st.session_state`, Chainlit
       `cl.user_session`, Flask/Django `session`, Gradio's chat history, a list kept across a
-      chat loop, a variable the chat function closes over, an attribute read through a
+      chat loop, a variable a chat function nested in another grows (a closure's state; one
+      it only reads, a streaming generator made per request, is the outer call's value), an attribute read through a
       `@property`, or a list loaded from a module-level store and saved back whole (Redis, a
       JSON file).
     - Or it is kept in a database that one request reads whole and writes the new turn back
@@ -105,7 +106,13 @@ class MemoryUnboundedHistory(ChatRule):
     of the history's own size: `len(q) == 0` of the user's text bounds nothing), token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
     summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
     included, also when a helper sends it), a helper that picks messages in a loop that stops
-    early (a token budget), a history only displayed or stored, and lists that are not chat.
+    early (a token budget), a history only displayed or stored, and lists that are not chat:
+    a list filled item by item from another collection that is neither a request's turns nor a
+    model's reply, and resent by no model call inside that loop (documents read in a loop over
+    files, graded retrieval results, the tools an MCP server lists on connect), a loop at a
+    script's top level that neither reads input, adds messages nor sends the list inside it
+    (it runs once), and messages set afresh per query that grow only in a walk over one reply
+    (`for block in response.content`: a tool loop).
     A database read of only the newest N is bounded: `LIMIT N`, `.limit(N)`, `to_list(N)`, a
     `[:N]` queryset slice, `lrange(key, -N, -1)`, a `{"$slice": -N}` projection, as is a store
     that trims itself (`ltrim`, `$push` with `$slice`) or a tail written back; a store read

@@ -57,8 +57,10 @@ class MemoryWindowSplitsTurn(ChatRule):
     `del history[:-N]`, `deque(maxlen=N)`, LangChain `trim_messages` without
     `start_on="human"` or with `include_system=False`) when that history holds tool traffic
     (`role: "tool"` messages, `ToolMessage`, assistant messages with `tool_calls`, Anthropic
-    `tool_result` blocks) or a system message at index 0. Reported at the bounding
-    expression. OpenAI's legacy `{"role": "function", "name": ...}` results are not tool
+    `tool_result` blocks) or a system message at index 0, and the window is what a model gets
+    as messages: a window stored back (`del`, `deque(maxlen=N)`, `h = h[-N:]`) of a history
+    sent whole, or a slice sent as the messages (copies aside); not one turned into a search
+    query or joined into text. Reported at the bounding expression. OpenAI's legacy `{"role": "function", "name": ...}` results are not tool
     traffic here: they name no call, so the API cannot reject one whose call was cut.
 
     ## Why is this bad?

@@ -21,6 +21,16 @@ NEAR_MISSES = {
             "    history.append({'role': 'user', 'content': q})\n"
             "    print(history)\n"
         ),
+        "one document picked from a growing list of documents (next of a filter)": (
+            "class Index:\n"
+            "    def __init__(self):\n"
+            "        self.documents = []\n"
+            "    def add(self, doc_id, content):\n"
+            "        self.documents.append({'id': doc_id, 'content': content})\n"
+            "    def ask(self, doc_id, q):\n"
+            "        text = next(d['content'] for d in self.documents if d['id'] == doc_id)\n"
+            "        return client.messages.create(model='m', max_tokens=500, messages=[{'role': 'user', 'content': f'{text}\\n{q}'}])\n"
+        ),
         "a list named messages rebuilt on every request": (
             "def turn(q):\n"
             "    messages = [{'role': 'system', 'content': 'Be brief.'}]\n"

@@ -32,6 +32,7 @@ COPIES = frozenset("list tuple copy deepcopy dumps str sorted reversed chain joi
 
 
 TEXTS = frozenset("join format dumps str".split())
+PICKS = frozenset("next min max choice".split())  # one item of the list, not the list
 
 
 class UseFacts:
@@ -106,7 +107,7 @@ class UseFacts:
             return imported
         if is_history_accessor(call):
             return [Use(Storage(self.code(call.func) + "()", "accessor", self.code(call)), call)]
-        if NOT_HISTORY.search(name):
+        if NOT_HISTORY.search(name) or name in PICKS:
             return []
         uses = []
         if isinstance(call.func, cst.Attribute) and name in ("copy", "join", "format", "model_dump", "to_list", "values"):
