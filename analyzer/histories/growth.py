@@ -48,6 +48,7 @@ def growth_label(site: cst.CSTNode) -> str:
     return "reassignment"
 
 
+ITERATES = frozenset("list tuple sorted reversed enumerate zip iter".split())  # the items of their arguments
 # functions that run once to set a history up, not once per turn (few-shot examples, a reset)
 SETUP_FUNCTION = re.compile(
     r"^_*(init|post_init|attrs_post_init|model_post_init|setup|set_up|setUp|load|initiali[sz]e|configure|"
@@ -162,21 +163,29 @@ class GrowthFacts:
 
     def _origin(self, expr: cst.CSTNode, depth: int) -> str | None:
         """"model", "input" or "param" for what `expr` is read from, through attributes,
-        subscripts, method calls on it and the locals it was bound from; None otherwise."""
+        subscripts and the locals it was bound from; through a method call not a parameter
+        (`result.new_messages()` is the reply's, `session.list_tools()` is not the parameter's)."""
+        called = False
         while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Await)) or (
             isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not self._is_model_call(expr)
         ):
+            called = called or isinstance(expr, cst.Call)
             expr = expr.expression if isinstance(expr, cst.Await) else expr.func.value if isinstance(expr, cst.Call) else expr.value
-        if isinstance(expr, cst.Call):
-            return "model" if self._is_model_call(expr) else "input" if INPUT_CALLS.match(callee_name(expr)) else None
-        if not isinstance(expr, cst.Name) or depth > 4:
-            return None
-        value = self.assignment_before(expr)
-        if isinstance(value, cst.Param):
-            return "param" if value.name.value not in ("self", "cls") else None
-        if isinstance(value, cst.For):
-            return self._origin(value.iter, depth + 1)
-        return self._origin(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
+        if isinstance(expr, cst.Call) and callee_name(expr) in ITERATES and depth <= 4:  # `enumerate(turns)`
+            found = next(filter(None, (self._origin(a.value, depth + 1) for a in expr.args)), None)
+        elif isinstance(expr, cst.Call):
+            found = "model" if self._is_model_call(expr) else "input" if INPUT_CALLS.match(callee_name(expr)) else None
+        elif not isinstance(expr, cst.Name) or depth > 4:
+            found = None
+        else:
+            value = self.assignment_before(expr)
+            if isinstance(value, cst.Param):
+                found = "param" if value.name.value not in ("self", "cls") else None
+            elif isinstance(value, cst.For):
+                found = self._origin(value.iter, depth + 1)
+            else:
+                found = self._origin(value, depth + 1) if isinstance(value, cst.BaseExpression) else None
+        return None if called and found == "param" else found
 
     def _is_model_call(self, call: cst.Call) -> bool:
         return any(sink.call is call for sink in self.sinks)

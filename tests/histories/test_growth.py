@@ -68,3 +68,62 @@ def test_numbers_are_not_a_chat_history():
         """,
         assertion,
     )
+
+
+def test_a_list_filled_from_what_a_server_lists_is_set_up_not_growth():
+    def assertion(facts):
+        tools = facts.histories["Desk.tools"]
+        assert tools.growth == [] and len(tools.init_growth) == 1
+
+    check(
+        """\
+        class Desk:
+            def __init__(self):
+                self.tools = []
+            async def connect(self, session):
+                listing = await session.list_tools()
+                self.tools.extend([{"name": t.name} for t in listing.tools])
+        """,
+        assertion,
+    )
+
+
+def test_items_iterated_from_the_request_or_a_reply_are_growth():
+    def assertion(facts):
+        assert len(facts.histories["Desk.h"].growth) == 3
+
+    check(
+        """\
+        class Desk:
+            def __init__(self):
+                self.h = []
+            def add(self, turns):
+                for index, turn in enumerate(turns):
+                    self.h.append(turn)
+            def ask(self):
+                reply = client.messages.create(model="m", max_tokens=9, messages=self.h)
+                for block in reply.content:
+                    self.h.append(block)
+                self.h.extend([b for b in reversed(reply.content)])
+        """,
+        assertion,
+    )
+
+
+def test_a_top_level_for_over_files_runs_once_and_a_top_level_chat_loop_every_turn():
+    def assertion(facts):
+        assert facts.histories["documents"].growth == [] and len(facts.histories["documents"].init_growth) == 1
+        assert len(facts.histories["history"].growth) == 1
+
+    check(
+        """\
+        import os
+        documents = []
+        for name in sorted(os.listdir("docs")):
+            documents.append({"type": "document", "title": name})
+        history = []
+        while True:
+            history.append(input("> "))
+        """,
+        assertion,
+    )
