@@ -10,6 +10,7 @@ from chatbound.config import Settings
 from chatbound.precheck import MAX_NESTING, nesting_problem, rules_for
 from chatbound.registry import all_rules
 from chatbound.rule import Rule
+from chatbound.project.index import may_import_chat
 from chatbound.runner import rules_to_run, run
 
 from conftest import FIXTURES
@@ -32,7 +33,11 @@ def test_every_fixture_folder_gives_the_same_findings_with_and_without_the_prech
     rules = {rule.ID: rule for rule in all_rules()}
     for finding in without.findings:
         rule = rules[finding.rule_id]
-        assert rules_to_run((folder / finding.path).read_bytes(), [rule], {})[0] == (rule,), (
+        source = (folder / finding.path).read_bytes()
+        # or the runner links the file for the cross-module rules (a history it grows, sent by an
+        # imported function): stores/streaming_route's routes.py holds no model call of its own
+        linked = rule.CROSS_MODULE and may_import_chat(source)
+        assert linked or rules_to_run(source, [rule], {})[0] == (rule,), (
             finding.path, finding.span.line, finding.rule_id,
         )
 
