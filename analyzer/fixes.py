@@ -14,7 +14,8 @@
   ``memory_fixes``. LlamaIndex and OpenAI Agents: the suggestion only here.
 - MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
   last_events=N)`` (unsafe: fewer messages may be kept, as whole turns).
-- AGENT-OVERSIZED-HANDOFF: build a brief; a suggestion, never an edit.
+- AGENT-OVERSIZED-HANDOFF: the framework's own bound where its module has one (an AutoGen team's
+  participant); else build a brief, a suggestion, never an edit.
 
 Spans are 1-based with exclusive end columns (findings.py); an insertion is an empty span.
 """
@@ -236,7 +237,7 @@ def _split_slice_fix(finding: Finding, module, wrapper, lines) -> Fix | None:
 def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, lines: Sequence[str]) -> tuple[Fix | None, str]:
     """The fix (or None) and the suggestion text for one finding."""
     if finding.rule_id == HANDOFF:
-        return None, SUGGESTIONS[HANDOFF]
+        return frameworks.fix(finding, module, wrapper, lines) or (None, SUGGESTIONS[HANDOFF])
     if finding.rule_id == SPLITS_TURN:
         return _split_slice_fix(finding, module, wrapper, lines), SUGGESTIONS[SPLITS_TURN]
     if finding.rule_id != UNBOUNDED:

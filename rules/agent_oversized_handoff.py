@@ -132,8 +132,14 @@ class AgentOversizedHandoff(ChatRule):
     specialist needs the wording.
 
     ## Fix
-    None automatic: what belongs in the brief depends on the task. The message says what was
-    handed over and suggests building a brief.
+    None automatic where the only right fix is a brief: what belongs in it depends on the task.
+    The message says what was handed over and suggests building one.
+
+    An AutoGen AgentChat team participant gets its framework's bound, unsafe:
+    `model_context=BufferedChatCompletionContext(buffer_size=20)` on its `AssistantAgent(...)`
+    (the team still hands it the whole thread; it sends the last 20 messages, never a function
+    result without its call). Unsafe because in a long team run the task that opened the run
+    can leave the window while the run goes on.
 
     ## Frameworks covered
     Hand-written agents (any handoff-like call or specialist object), LangGraph (`Send`,
@@ -322,7 +328,7 @@ class AgentOversizedHandoff(ChatRule):
         reported: set[int] = set()
         for handoff in frameworks.handoffs(facts):
             reported.add(id(handoff.node))
-            self.report(handoff.node, handoff.message, suggestion=handoff.advice)
+            self.report(handoff.node, handoff.message, suggestion=handoff.advice, properties=handoff.properties)
         for call in candidates:
             if id(call) in reported:
                 continue

@@ -210,6 +210,20 @@ class MemoryUnboundedHistory(ChatRule):
       "compact_threshold": 20000}]` (the model sees an opaque compaction item instead of the
       earlier turns; not every model takes it), or turns kept yourself and sent as a bounded
       `input`.
+    - An AutoGen AgentChat `AssistantAgent` kept between runs gets
+      `model_context=BufferedChatCompletionContext(buffer_size=20)` (it keeps every message and
+      sends the last 20, dropping a leading function result; not the token-limited context,
+      which drops messages from the middle and can separate a call from its result).
+    - A Google ADK runner's runs get `run_config=RunConfig(get_session_config=
+      GetSessionConfig(num_recent_events=50))`, unsafe (the window may start inside a turn),
+      and only where the project requires google-adk 1.27 or later (its pin, lock file or `>=`
+      floor): older versions have no such field and refuse unknown ones, so the message then
+      gives advice naming the version it read, or says that none is declared.
+    - smolagents `agent.run(..., reset=False)` gets advice, not an edit: each call is rebuilt
+      from `agent.memory.steps` (smolagents 1.26 `write_memory_to_messages`) and the library
+      has no setting that sends fewer steps while keeping them, so any bound deletes steps the
+      agent keeps (`run(return_full_result=True)`, `replay()` and the project's own code read
+      them): a pruning step callback is the project's decision.
     - A google-genai or google-generativeai chat kept per session (the chat is the store and
       takes no limit) gets its own history trimmed before each send:
       `chat.get_history(curated=True)[:] = bounded_view(chat.get_history(curated=True),

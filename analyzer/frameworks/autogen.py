@@ -9,8 +9,12 @@ Checked against autogen-agentchat 0.7.5 and autogen-core 0.7.5:
   MEMORY-UNBOUNDED-HISTORY.
 - Bounds: any `model_context=` (`BufferedChatCompletionContext(buffer_size=N)` keeps every
   message and sends the last N, dropping a leading function result: model_context/
-  _buffered_chat_completion_context.py; `TokenLimitedChatCompletionContext`,
-  `HeadAndTailChatCompletionContext`, one of the project's own).
+  _buffered_chat_completion_context.py; `HeadAndTailChatCompletionContext` the same at both
+  ends, a trailing function call dropped from the head; `TokenLimitedChatCompletionContext`,
+  one of the project's own). The fix is the buffered one: `TokenLimitedChatCompletionContext`
+  pops messages from the middle until the count fits (_token_limited_chat_completion_context.py
+  `get_messages`), which can send a function call without its result or a result without
+  its call, a request the OpenAI API rejects.
 - Teams (`RoundRobinGroupChat`, `SelectorGroupChat`, `Swarm`): each participant's container
   buffers every message of the group and hands the buffer to the agent's `on_messages_stream`
   on its turn (teams/_group_chat/_chat_agent_container.py), so an `AssistantAgent` with the
@@ -20,6 +24,10 @@ Checked against autogen-agentchat 0.7.5 and autogen-core 0.7.5:
   `MagenticOneGroupChat` and `GraphFlow` use the same containers: the orchestrator and the
   graph manager broadcast every response to the group topic (_magentic_one_orchestrator.py,
   _graph/_digraph_group_chat.py); `MessageFilterAgent` is the participant that filters.
+  Its fix is the same buffered context on the participant's `AssistantAgent(...)`: the team
+  still keeps and hands over the whole thread, the participant sends its last messages.
+  Unsafe, unlike the single agent's: in a long team run (many participants, a high
+  `max_turns`) the task that opened the run can leave the window while the run goes on.
 - Kept between requests: in a module name or an attribute, an entry of a dict or session
   (`sessions[sid] = agent`, `cl.user_session.set("agent", agent)`), or rebuilt on each request
   from the state the previous one saved: `save_state()` returns the model context's every
@@ -30,10 +38,12 @@ Checked against autogen-agentchat 0.7.5 and autogen-core 0.7.5:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 
 from ..edits import call_at, import_of, replace_span, with_keyword
+from ..findings import Span
 from ..messages import callee_name, string
 from ..sinks import keyword
 from .vocabulary import Handoff, Kept
@@ -45,6 +55,8 @@ TEAMS = ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupC
 HANDOFF_TRIGGERS = (re.compile(rb"\b(?:RoundRobinGroupChat|SelectorGroupChat|Swarm|MagenticOneGroupChat|GraphFlow)\s*\("),)
 HANDOFF_CALLS = frozenset(TEAMS)
 BUFFER = 20  # messages: about 10 exchanges, tool calls counted
+FRAMEWORK = "autogen-agentchat"
+CONTEXT_IMPORT = "from autogen_core.model_context import BufferedChatCompletionContext"
 TEAM_ADVICE = (
     f"Bound what each participant sends: `model_context=BufferedChatCompletionContext(buffer_size={BUFFER})` on "
     "the agent (it still receives the whole thread, and sends the last messages), `await team.reset()` when a "
@@ -53,8 +65,8 @@ TEAM_ADVICE = (
 ADVICE = {
     "autogen-agent": f"Give the agent a bounded model context: `model_context=BufferedChatCompletionContext("
     f"buffer_size={BUFFER})` (`from autogen_core.model_context import BufferedChatCompletionContext`; it keeps every "
-    "message and sends the last ones, never a function result without its call), or "
-    "`TokenLimitedChatCompletionContext` for a token budget.",
+    "message and sends the last ones, never a function result without its call); not "
+    "`TokenLimitedChatCompletionContext`, which drops messages from the middle and can separate a call from its result.",
 }
 
 
@@ -73,7 +85,7 @@ def memories(facts) -> list[Kept]:
             name, how = kept
             found.append(Kept(call, f"`{name}` is an AssistantAgent {how} with its default unbounded "
                               "model context: every run adds to it and each model call sends all of it",
-                              ADVICE["autogen-agent"], {"history": "AssistantAgent", "framework": "autogen-agentchat",
+                              ADVICE["autogen-agent"], {"history": "AssistantAgent", "framework": FRAMEWORK,
                                                         "storage": "framework", "sink": f"{name}.run"}))
     return found
 
@@ -101,10 +113,13 @@ def handoffs(facts) -> list[Handoff]:
             agent = agents.get(facts.code(element.value))
             if agent is not None and keyword(agent, "model_context") is None:
                 who = facts.code(element.value)
+                where = facts.rule.span(agent)
                 found.append(Handoff(element.value, f"`{who}` in `{name}([...])` receives every message of the "
                                      f"team's thread, and `{team}` is {how}: with its default unbounded "
                                      "model context each of its model calls sends the whole shared thread "
-                                     "(autogen-agentchat 0.7.5).", TEAM_ADVICE))
+                                     "(autogen-agentchat 0.7.5).", TEAM_ADVICE,
+                                     {"framework": FRAMEWORK, "participant": [where.line, where.col, where.end_line,
+                                                                              where.end_col]}))
     return found
 
 
@@ -174,16 +189,22 @@ def _reloaded(facts, local: str, function, runs: dict[str, str]) -> bool:
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
-    if finding.properties.get("framework") != "autogen-agentchat":
+    """`AssistantAgent(...)` -> `AssistantAgent(..., model_context=BufferedChatCompletionContext(
+    buffer_size=20))`: the agent kept between runs (safe), or a participant of a kept team,
+    whose `AssistantAgent(...)` the finding names (unsafe: see the module's notes)."""
+    if finding.properties.get("framework") != FRAMEWORK:
         return None
-    call = call_at(wrapper, finding.span)
+    participant = finding.properties.get("participant")
+    advice = TEAM_ADVICE if participant else ADVICE["autogen-agent"]
+    where = Span(*participant) if participant else finding.span
+    call = call_at(wrapper, where)
     if call is None or not import_of(module, "AssistantAgent").startswith("autogen_agentchat"):
-        return None, ADVICE["autogen-agent"]
+        return None, advice
     fixed = with_keyword(call, "model_context", f"BufferedChatCompletionContext(buffer_size={BUFFER})")
+    kept = "the team still hands it the whole thread" if participant else "it still keeps every message"
     return replace_span(
-        finding, module, wrapper, lines, module.code_for_node(fixed),
-        ["from autogen_core.model_context import BufferedChatCompletionContext"],
-        f"Send the last {BUFFER} messages of the agent's context (it still keeps every message; a function result "
-        "is never sent without its call)",
-        safe=True,
-    ), ADVICE["autogen-agent"]
+        replace(finding, span=where), module, wrapper, lines, module.code_for_node(fixed), [CONTEXT_IMPORT],
+        f"Send the last {BUFFER} messages of the agent's context ({kept}; a function result is never sent without "
+        "its call)",
+        safe=not participant,
+    ), advice

@@ -15,6 +15,11 @@ Checked against smolagents 1.26.0:
   `reset=self.reset_agent_memory`, which defaults to False: each message continues the same
   memory (and every visitor of the app shares it). `reset_agent_memory=True` starts each
   message afresh.
+- No fix, advice only: each model call is rebuilt from `agent.memory.steps`
+  (`write_memory_to_messages`, agents.py) and no setting sends fewer steps while keeping
+  them, so every bound deletes steps that `run(return_full_result=True)` (`RunResult.steps`),
+  `replay()` and the project's own code read. Which steps an agent can lose is the
+  project's decision (a step callback it writes).
 """
 
 from __future__ import annotations

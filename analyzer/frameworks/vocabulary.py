@@ -27,6 +27,7 @@ class Handoff:
     node: cst.CSTNode
     message: str
     advice: str
+    properties: dict[str, Any] = field(default_factory=dict)  # what the framework's fix needs
 
 
 def links(facts) -> Links:
