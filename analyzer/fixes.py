@@ -10,8 +10,10 @@
   is no turn, so none is split), a history that is one string (``story += ...``) ``story[-8000:]`` (the
   last characters; the first line sent may start mid-sentence). A value the code does not
   show is safe only where it is sent as the messages themselves.
-- Histories a framework object or the server keeps (``storage`` "framework" or "server"):
-  ``memory_fixes``. LlamaIndex and OpenAI Agents: the suggestion only here.
+- A finding a framework module owns: that module's ``fix`` (``chatbound.frameworks``); the
+  SDK memories no module models yet (LangChain memories, LlamaIndex, Semantic Kernel,
+  google-genai chats, Responses chains): ``memory_fixes``. Both are asked first, and neither
+  imports this module: the fix layer reads one way.
 - MEMORY-WINDOW-SPLITS-TURN: the count slice ``h[-N:]`` becomes ``bounded_view(h,
   last_events=N)`` (unsafe: fewer messages may be kept, as whole turns).
 - AGENT-OVERSIZED-HANDOFF: the framework's own bound where its module has one (an AutoGen team's

@@ -21,15 +21,6 @@ is sent is bounded:
   reduced.reduce()`` before the call (semantic-kernel 1.45: ``reduce()`` keeps the system
   message and function calls with their results, and truncates only the copy).
 
-- Pydantic AI ``message_history=h``: ``bounded_view(h, last_turns=10)`` (compaction/shapes.py
-  reads ModelRequest/ModelResponse; the first request, holding the system prompt Pydantic AI
-  sends only with an empty history, stays pinned), and a store ``h = r.all_messages()``
-  becomes ``h = [*h, *r.new_messages()]``, since ``all_messages()`` returns the history that
-  was sent; ``h.extend(r.new_messages())`` already keeps it whole. pydantic-ai-slim 2.68: 30
-  turns with tool calls through a FunctionModel store the same history as the code as
-  written (all but the usage counts, which shrink), each call sends at most 31 messages, not
-  79, and starts with the system prompt. (A history processor is no fix here: its result
-  replaces the run's history, so ``all_messages()`` returns the trimmed list.)
 - Responses API ``previous_response_id`` chains: ``truncation="auto"`` on the send (openai
   3.57 ``responses.create``). The server then drops the oldest items once the chain no longer
   fits the model's context window instead of failing the request with a 400; nothing changes
@@ -70,7 +61,7 @@ from .findings import Edit, Finding, Fix, Span
 from .messages import callee_name, is_bounding_name
 from .edits import (
     BOUNDED_IMPORT, EQUAL, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, arg_at, call_at, import_of, innermost,
-    keywords_of, module_index, replace_span, span_of, store_edit, stores_of, text_at, walk_down, with_keyword,
+    keywords_of, module_index, replace_span, span_of, text_at, walk_down, with_keyword,
 )
 
 TOKEN_LIMIT = 3000
@@ -92,11 +83,6 @@ SUGGESTIONS = {
     "llama_index": f"Send a token-limited view: `ChatMemoryBuffer.from_defaults(token_limit={TOKEN_LIMIT}, "
     "chat_history=list(history)).get()` (`from llama_index.core.memory import ChatMemoryBuffer`); copy the "
     "list, the buffer appends to the one it is given. " + HISTORY_STAYS,
-    "pydantic_ai": f"Send a bounded view: `message_history=bounded_view(history, last_turns={WINDOW_TURNS})` "
-    "(`from chatbound.compaction import bounded_view`; it keeps the first request, which holds the system prompt), "
-    "and store only the new messages: `history = [*history, *result.new_messages()]` (or "
-    "`history.extend(result.new_messages())`), not `result.all_messages()`, which returns the bounded history "
-    "that was sent. " + HISTORY_STAYS,
     "semantic_kernel": "Send a reduced copy: `reduced = ChatHistoryTruncationReducer(target_count=20, "
     "messages=list(history.messages))`, `await reduced.reduce()`, then `chat_history=reduced` (`reduce()` "
     "truncates the history it is called on, keeping the system message and function calls with their results). "
@@ -132,8 +118,6 @@ def framework_fix(
         return _server_truncation(finding, module, wrapper, lines), SUGGESTIONS["openai-responses"]
     if framework == "semantic_kernel":
         return _reduced_copy(finding, module, wrapper, lines), SUGGESTIONS["semantic_kernel"]
-    if framework == "pydantic_ai":
-        return _message_history_view(finding, module, wrapper, lines), SUGGESTIONS[framework]
     if framework == "google-genai" and storage == "framework":
         return _trimmed_chat(finding, module, wrapper, lines), SUGGESTIONS[framework]
     return None
@@ -234,28 +218,6 @@ def _reduced_copy(finding: Finding, module, wrapper, lines) -> Fix | None:
         safe=True,
     )
     return fix and replace(fix, edits=(*fix.edits, Edit(Span(line, 1, line, 1), setup)))
-
-
-def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | None:
-    """`message_history=h` -> `message_history=bounded_view(h, last_turns=10)`, and a store
-    `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
-    history = text_at(lines, finding.span)
-    found = arg_at(wrapper, finding.span)
-    if (found is None or found[1].keyword is None or found[1].keyword.value != "message_history"
-            or str(finding.properties.get("expression", "")) != history):
-        return None
-    stores = stores_of(module, wrapper, " ".join(history.split()), "all_messages")
-    if stores is None:
-        return None
-    fix = replace_span(
-        finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
-        f"Send bounded_view({history}, last_turns={WINDOW_TURNS}) as the message history (the first request, with the "
-        "system prompt, stays)" + ("; store the run's new messages after it, not all_messages(), so the stored "
-                                   "history stays whole" if stores else "; the stored history is unchanged"),
-        safe=True,
-    )
-    edits = [store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]
-    return fix and replace(fix, edits=(*fix.edits, *edits))
 
 
 def _server_truncation(finding: Finding, module, wrapper, lines) -> Fix | None:

@@ -40,7 +40,7 @@ SUGGEST = {
     "runnable": FRAMEWORK_ADVICE["runnable"],
     "llama_index": FRAMEWORK_ADVICE["llama_index"],
     "agents": frameworks.ADVICE["agents"],
-    "pydantic_ai": FRAMEWORK_ADVICE["pydantic_ai"],
+    "pydantic_ai": frameworks.ADVICE["pydantic_ai"],
     "semantic_kernel": FRAMEWORK_ADVICE["semantic_kernel"],
     "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
     "genai-chat": FRAMEWORK_ADVICE["google-genai"],

@@ -1,7 +1,6 @@
 """Pydantic AI: a run's `message_history` fed back from the last result, and what bounds it.
 
-The send (`agent.run(..., message_history=h)`), the growth by `extend(result.new_messages())`
-and the fix (`bounded_view` at the send, `h = [*h, *result.new_messages()]`: chatbound.memory_fixes)
+The send (`agent.run(..., message_history=h)`) and the growth by `extend(result.new_messages())`
 predate this module and live in the shared analysis. What it adds, checked against
 pydantic-ai-slim 1.0.0, 1.107.10 and 2.68.0:
 
@@ -13,12 +12,25 @@ pydantic-ai-slim 1.0.0, 1.107.10 and 2.68.0:
   `ProcessHistory` capabilities: _utils.py `consume_deprecated_history_processors_as_capabilities`);
   2.x takes only `Agent(capabilities=[ProcessHistory(fn)])` (capabilities/process_history.py).
   Either on an agent of the module bounds the histories its runs are given.
+- Fix, `message_history=h`: `bounded_view(h, last_turns=10)` (compaction/shapes.py reads
+  ModelRequest/ModelResponse; the first request, holding the system prompt Pydantic AI sends
+  only with an empty history, stays pinned), and a store `h = r.all_messages()` becomes
+  `h = [*h, *r.new_messages()]`, since `all_messages()` returns the history that was sent;
+  `h.extend(r.new_messages())` already keeps it whole. pydantic-ai-slim 2.68: 30 turns with
+  tool calls through a FunctionModel store the same history as the code as written (all but
+  the usage counts, which shrink), each call sends at most 31 messages, not 79, and starts
+  with the system prompt. (A history processor is no fix here: its result replaces the run's
+  history, so `all_messages()` returns the trimmed list.)
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
+from ..edits import BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, arg_at, replace_span, store_edit, stores_of, text_at
+from ..findings import Finding, Fix
 from ..messages import callee_name
 from ..sinks import keyword
 
@@ -26,6 +38,13 @@ REPLAYS = frozenset({"all_messages"})
 # A tool's `ctx.deps`: the run's dependencies, one object every tool of the agent is given
 # (pydantic-ai-slim 1.0.0 and 2.68.0 _run_context.py `RunContext.deps`); tools all acting on it are one toolkit
 TOOL_CONTEXT = ("deps",)
+ADVICE = {
+    "pydantic_ai": f"Send a bounded view: `message_history=bounded_view(history, last_turns={WINDOW_TURNS})` "
+    "(`from chatbound.compaction import bounded_view`; it keeps the first request, which holds the system prompt), "
+    "and store only the new messages: `history = [*history, *result.new_messages()]` (or "
+    "`history.extend(result.new_messages())`), not `result.all_messages()`, which returns the bounded history "
+    "that was sent. " + HISTORY_STAYS,
+}
 
 
 def collect(facts) -> None:
@@ -49,3 +68,31 @@ def _processes_history(call: cst.Call) -> bool:
     capabilities = keyword(call, "capabilities")
     return capabilities is not None and isinstance(capabilities.value, (cst.List, cst.Tuple)) and any(
         isinstance(e.value, cst.Call) and callee_name(e.value) == "ProcessHistory" for e in capabilities.value.elements)
+
+
+def fix(finding: Finding, module: cst.Module, wrapper, lines):
+    if finding.properties.get("framework") != "pydantic_ai":
+        return None
+    return _message_history_view(finding, module, wrapper, lines), ADVICE["pydantic_ai"]
+
+
+def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | None:
+    """`message_history=h` -> `message_history=bounded_view(h, last_turns=10)`, and a store
+    `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
+    history = text_at(lines, finding.span)
+    found = arg_at(wrapper, finding.span)
+    if (found is None or found[1].keyword is None or found[1].keyword.value != "message_history"
+            or str(finding.properties.get("expression", "")) != history):
+        return None
+    stores = stores_of(module, wrapper, " ".join(history.split()), "all_messages")
+    if stores is None:
+        return None
+    fix = replace_span(
+        finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+        f"Send bounded_view({history}, last_turns={WINDOW_TURNS}) as the message history (the first request, with the "
+        "system prompt, stays)" + ("; store the run's new messages after it, not all_messages(), so the stored "
+                                   "history stays whole" if stores else "; the stored history is unchanged"),
+        safe=True,
+    )
+    edits = [store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]
+    return fix and replace(fix, edits=(*fix.edits, *edits))
