@@ -58,7 +58,7 @@ def fixable(finding: Finding, unsafe: bool) -> bool:
 def apply_edits(code: str, edits: Iterable[Edit]) -> str:
     """``code`` with every edit made; identical edits count once, insertions at one place keep
     their order, overlapping edits raise."""
-    from .fixes import source_lines
+    from .edits import source_lines
 
     starts = [0]
     for line in source_lines(code):
