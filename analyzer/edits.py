@@ -185,11 +185,34 @@ def import_of(module: cst.Module, name: str) -> str:
 
 
 def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
-    """``call`` with ``keyword=value`` added last."""
+    """``call`` with ``keyword=value`` added last: on a line of its own, before the `)`, when the
+    arguments are one a line with a trailing comma (a comment after the last one stays there)."""
     args = list(call.args)
+    added = cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword), equal=EQUAL)
+    last = args[-1].comma if args else None
+    if isinstance(last, cst.Comma) and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace):
+        before = args[-2].comma.whitespace_after if len(args) > 1 else call.whitespace_before_args
+        if isinstance(before, cst.ParenthesizedWhitespace):
+            closing = last.whitespace_after
+            args[-1] = args[-1].with_changes(comma=last.with_changes(
+                whitespace_after=before.with_changes(first_line=closing.first_line)))
+            added = added.with_changes(comma=cst.Comma(whitespace_after=closing.with_changes(
+                first_line=cst.TrailingWhitespace())))
+            return call.with_changes(args=[*args, added])
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return call.with_changes(args=[*args, cst.Arg(cst.parse_expression(value), keyword=cst.Name(keyword), equal=EQUAL)])
+    return call.with_changes(args=[*args, added])
+
+
+def keyword_added(wrapper: MetadataWrapper, lines: Sequence[str], call: cst.Call, keyword: str, value: str) -> str:
+    """The text that replaces ``call`` once ``keyword=value`` is added (``with_keyword``), indented
+    as the file indents it: LibCST renders a node alone without its block's indentation, so the
+    call is replaced in the module and its new text cut out of the module's."""
+    span = span_of(wrapper, call)
+    start = sum(len(line) for line in lines[: span.line - 1]) + span.col - 1
+    after = len(wrapper.module.code) - start - len(text_at(lines, span))
+    code = wrapper.module.deep_replace(call, with_keyword(call, keyword, value)).code
+    return code[start : len(code) - after]
 
 
 def arg_at(wrapper: MetadataWrapper, span: Span) -> tuple[cst.Call, cst.Arg] | None:

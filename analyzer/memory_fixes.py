@@ -61,7 +61,7 @@ from .findings import Edit, Finding, Fix, Span
 from .messages import callee_name, is_bounding_name
 from .edits import (
     BOUNDED_IMPORT, EQUAL, HISTORY_STAYS, TRIM_IMPORTS, WINDOW_TURNS, arg_at, call_at, import_of, innermost,
-    keywords_of, module_index, replace_span, span_of, text_at, walk_down, with_keyword,
+    keyword_added, keywords_of, module_index, replace_span, span_of, text_at, walk_down,
 )
 
 TOKEN_LIMIT = 3000
@@ -231,9 +231,9 @@ def _server_truncation(finding: Finding, module, wrapper, lines) -> Fix | None:
     if (arg.keyword is None or arg.keyword.value != "previous_response_id" or not isinstance(call.func, cst.Attribute)
             or call.func.attr.value != "create" or keywords is None or keywords & {"truncation", "context_management"}):
         return None
-    fixed = with_keyword(call, "truncation", '"auto"')
+    fixed = keyword_added(wrapper, lines, call, "truncation", '"auto"')
     return replace_span(
-        replace(finding, span=span_of(wrapper, call)), module, wrapper, lines, module.code_for_node(fixed), [],
+        replace(finding, span=span_of(wrapper, call)), module, wrapper, lines, fixed, [],
         "Let the server drop the oldest items once the chain outgrows the model's context window instead of failing "
         "with a 400 (nothing changes before that, and the chain of response ids stays as it is); cost still grows "
         f"until the window is full: for a lower bound add `context_management=[{COMPACTION}]` by hand",

@@ -425,3 +425,33 @@ def test_crlf_and_a_bom_survive_a_fix():
     finding = analyze_source(source, "app.py", [SendsWholeList], {}).findings[0]
     result = fix_source(source, "app.py", [finding], [SendsWholeList], {})
     assert result.data() == b"\xef\xbb\xbf" + FIXED_SERVICE.replace("\n", "\r\n").encode()
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("agent = Agent(name='a', model=m)\n", "Agent(name='a', model=m, context=Buffered(20))"),
+    ("agent = Agent()\n", "Agent(context=Buffered(20))"),
+    (  # one argument a line: the keyword gets its own line, indented like them; the comment stays put
+        "def build():\n    agent = Agent(\n        name='a',\n        stream=True,  # stream tokens\n    )\n",
+        "Agent(\n        name='a',\n        stream=True,  # stream tokens\n        context=Buffered(20),\n    )",
+    ),
+    ("def build():\n    agent = Agent(name='a',\n                  model=m)\n", "Agent(name='a',\n                  model=m, context=Buffered(20))"),
+])
+def test_an_added_keyword_is_laid_out_and_indented_like_the_arguments(source, expected):
+    from libcst.metadata import MetadataWrapper
+
+    from chatbound.edits import keyword_added, source_lines
+
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    [call] = _calls(wrapper.module)
+    assert keyword_added(wrapper, source_lines(source), call, "context", "Buffered(20)") == expected
+
+
+def _calls(module):
+    found = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node):
+            found.append(node)
+
+    module.visit(Calls())
+    return found

@@ -41,7 +41,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from ..edits import call_at, import_edit, name_is_taken, with_keyword
+from ..edits import call_at, import_edit, keyword_added, name_is_taken
 from ..findings import Edit, Finding, Fix, Span
 from ..messages import callee_name, string
 from ..sinks import keyword, positional
@@ -295,9 +295,9 @@ def fix(finding: Finding, module: cst.Module, wrapper, lines):
         call = call_at(wrapper, Span(line, col, end_line, end_col))
         if call is None or keyword(call, "run_config") is not None:
             return None, advice
-        fixed = with_keyword(call, "run_config", f"RunConfig(get_session_config=GetSessionConfig("
-                             f"num_recent_events={RECENT_EVENTS}))")
-        edits.append(Edit(Span(line, col, end_line, end_col), module.code_for_node(fixed)))
+        fixed = keyword_added(wrapper, lines, call, "run_config", f"RunConfig(get_session_config=GetSessionConfig("
+                              f"num_recent_events={RECENT_EVENTS}))")
+        edits.append(Edit(Span(line, col, end_line, end_col), fixed))
     for statement in RUN_CONFIG_IMPORTS:
         if name_is_taken(module, statement.rsplit(" ", 1)[1], statement):
             return None, advice

@@ -42,7 +42,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ..edits import call_at, import_of, replace_span, with_keyword
+from ..edits import call_at, import_of, keyword_added, replace_span
 from ..findings import Span
 from ..messages import callee_name, string
 from ..sinks import keyword
@@ -200,10 +200,10 @@ def fix(finding, module: cst.Module, wrapper, lines):
     call = call_at(wrapper, where)
     if call is None or not import_of(module, "AssistantAgent").startswith("autogen_agentchat"):
         return None, advice
-    fixed = with_keyword(call, "model_context", f"BufferedChatCompletionContext(buffer_size={BUFFER})")
+    fixed = keyword_added(wrapper, lines, call, "model_context", f"BufferedChatCompletionContext(buffer_size={BUFFER})")
     kept = "the team still hands it the whole thread" if participant else "it still keeps every message"
     return replace_span(
-        replace(finding, span=where), module, wrapper, lines, module.code_for_node(fixed), [CONTEXT_IMPORT],
+        replace(finding, span=where), module, wrapper, lines, fixed, [CONTEXT_IMPORT],
         f"Send the last {BUFFER} messages of the agent's context ({kept}; a function result is never sent without "
         "its call)",
         safe=not participant,

@@ -36,8 +36,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..edits import (
-    BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, arg_at, call_at, import_of, innermost, replace_span, store_edit,
-    stores_of, text_at, walk_down, with_keyword,
+    BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, arg_at, call_at, import_of, innermost, keyword_added, replace_span,
+    store_edit, stores_of, text_at, walk_down,
 )
 from ..findings import Finding, Fix, Span
 from ..messages import callee_name
@@ -247,9 +247,9 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
         return None
     if not import_of(module, call.func.value).startswith("agents"):
         return None
-    fixed = with_keyword(call, "session_settings", f"SessionSettings(limit={WINDOW_ITEMS})")
+    fixed = keyword_added(wrapper, lines, call, "session_settings", f"SessionSettings(limit={WINDOW_ITEMS})")
     return replace_span(
-        finding, module, wrapper, lines, module.code_for_node(fixed), ["from agents import SessionSettings"],
+        finding, module, wrapper, lines, fixed, ["from agents import SessionSettings"],
         f"Give the session a limit of {WINDOW_ITEMS} items: it keeps every item, each run reads the last "
         f"{WINDOW_ITEMS} (the SDK drops tool outputs whose call fell out)",
         safe=True,
