@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from chatbound import frameworks, toollists
 from chatbound.findings import Severity
@@ -122,8 +123,10 @@ class ToolsAllRegistered(Rule):
 
     Every tool of an MCP server is flagged whatever their number, since the server decides it
     when it runs (the message says so): `session.list_tools()`, `MultiServerMCPClient.get_tools()`,
-    an ADK `McpToolset` or an Agents SDK `MCPServerStdio` in `mcp_servers=[...]` without
-    `tool_filter=` ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
+    an ADK `McpToolset` (or 0.x `MCPToolset.from_server(...)`) or an Agents SDK `MCPServerStdio`
+    in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
+    without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`
+    ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
 
     A list written out tool by tool (or an agent's own `@agent.tool` functions) is a choice, and
     is not flagged when the code shows it is one job's toolkit or part of a split:
@@ -398,7 +401,11 @@ class ToolsAllRegistered(Rule):
         if isinstance(node, cst.Name):
             bound = bound_expression(self, node)
             if bound is None:
-                return self._imported(node, returned=False)
+                held = self._held(node)  # `with MCPClient(...) as tools`, `tools, stack = await ...from_server(...)`
+                if isinstance(held, cst.Await):
+                    held = held.expression
+                server = frameworks.server_tools(self.imports, held) if isinstance(held, cst.Call) else None
+                return Tools([], servers=(server,)) if server is not None else self._imported(node, returned=False)
             inner = self._tools(bound, depth)
             if inner is not None and inner.definition is None:
                 inner.definition = bound
@@ -527,8 +534,26 @@ class ToolsAllRegistered(Rule):
 
     def _toolset(self, element: cst.BaseExpression) -> str | None:
         """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""
-        bound = bound_expression(self, element) if isinstance(element, cst.Name) else element
+        bound = element
+        if isinstance(element, cst.Name):
+            bound = bound_expression(self, element) or self._held(element)  # `async with MCPServerStdio(...) as s`
         return frameworks.toolset(self.imports, bound) if isinstance(bound, cst.Call) else None
+
+    def _held(self, name: cst.Name) -> cst.BaseExpression | None:
+        """What a name bound once by `with X as name`, or as the first of `name, rest = X`, holds: X."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        assignments = list(scope[name.value]) if scope is not None else []
+        target = getattr(assignments[0], "node", None) if len(assignments) == 1 else None
+        parent = self.get_metadata(ParentNodeProvider, target, None) if isinstance(target, cst.Name) else None
+        if isinstance(parent, cst.AsName):
+            item = self.get_metadata(ParentNodeProvider, parent, None)
+            return item.item if isinstance(item, cst.WithItem) else None
+        if isinstance(parent, cst.Element):
+            unpacked = self.get_metadata(ParentNodeProvider, parent, None)
+            assign = self.get_metadata(ParentNodeProvider, self.get_metadata(ParentNodeProvider, unpacked, None), None)
+            if isinstance(unpacked, (cst.Tuple, cst.List)) and unpacked.elements[0] is parent and isinstance(assign, cst.Assign):
+                return assign.value
+        return None
 
     def _report(self, node: cst.CSTNode, tools: Tools, count: int, call: cst.Call, routes: int = 0) -> None:
         what = f"{'At least ' if tools.partial else ''}{count} tools are attached"

@@ -236,3 +236,40 @@ def test_written_lists_split_between_agents_are_chosen(second, reported):
 def test_the_message_says_how_the_count_was_known(code, how):
     [finding] = findings(code)
     assert finding.message.endswith(f"Counted from {how}.")
+
+
+@pytest.mark.parametrize(
+    "code, reported",
+    [
+        # Pydantic AI 1.x toolsets= and 0.x mcp_servers=: every tool of the server
+        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+         "s = MCPServerStdio('npx', ['-y', 'server-github'])\nagent = Agent('m', toolsets=[s])\n", [4]),
+        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerSSE\n"
+         "agent = Agent('m', mcp_servers=[MCPServerSSE(url='http://x/sse')])\n", [3]),
+        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+         "async def main():\n    async with MCPServerStdio('npx', ['srv']) as s:\n"
+         "        return await Agent('m', toolsets=[s]).run('q')\n", [5]),
+        # a filtered toolset is no longer the whole server
+        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+         "s = MCPServerStdio('npx', ['srv'])\nagent = Agent('m', toolsets=[s.filtered(lambda ctx, t: t.name in NEEDED)])\n", []),
+        # smolagents
+        ("from smolagents import CodeAgent, MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n",
+         [3]),
+        ("from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n    CodeAgent(model=m, tools=tools).run(q)\n",
+         [3]),
+        ("from smolagents import CodeAgent, ToolCollection\nwith ToolCollection.from_mcp(p, trust_remote_code=True) as tc:\n"
+         "    CodeAgent(model=m, tools=[*tc.tools]).run(q)\n", [3]),
+        ("from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n"
+         "    CodeAgent(model=m, tools=[t for t in tools if t.name in NEEDED]).run(q)\n", []),
+        # ADK 0.x: the first of what from_server returns is every tool of the server
+        ("from google.adk.tools.mcp_tool.mcp_toolset import MCPToolset\n"
+         "async def build():\n    tools, stack = await MCPToolset.from_server(connection_params=p)\n"
+         "    return LlmAgent(name='a', tools=tools), stack\n", [4]),
+        # the same calls of a package the module does not use are nothing
+        ("from myproject import MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n", []),
+    ],
+)
+def test_every_tool_of_an_mcp_server_bound_unfiltered(code, reported):
+    found = findings(code)
+    assert [f.span.line for f in found] == reported
+    assert all("known only when it runs" in f.message for f in found)
