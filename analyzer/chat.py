@@ -35,6 +35,7 @@ from . import frameworks
 from .histories import GROWTH_METHODS, INPUT_CALLS, ChatFacts
 from .messages import ast_callee_name, callee_name
 from .sinks import CALLEE_NAMES, SHAPES
+from .qualified import bind_import, dotted_name
 from .rule import Rule
 from .stdlib_tree import PythonTree
 
@@ -154,25 +155,10 @@ class ChatRule(Rule):
         self.nodes.classes.append(node)
 
     def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = self.context.module.code_for_node(alias.name)
-            self.nodes.imports.add(full)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.nodes.bindings.setdefault(alias.asname.name.value, set()).add(full)
-            else:  # `import a.b` binds `a`
-                head = full.split(".", 1)[0]
-                self.nodes.bindings.setdefault(head, set()).add(head)
+        self.nodes.imports.update(dotted_name(alias.name) for alias in node.names)
+        bind_import(node, self.nodes.bindings)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        base = "." * len(node.relative)
         if node.module is not None:
-            base += self.context.module.code_for_node(node.module)
-            self.nodes.imports.add(base)
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            if isinstance(alias.name, cst.Name):
-                bound = alias.asname.name if alias.asname is not None else alias.name
-                if isinstance(bound, cst.Name):
-                    joined = f"{base}.{alias.name.value}" if base and not base.endswith(".") else base + alias.name.value
-                    self.nodes.bindings.setdefault(bound.value, set()).add(joined)
+            self.nodes.imports.add("." * len(node.relative) + dotted_name(node.module))
+        bind_import(node, self.nodes.bindings)

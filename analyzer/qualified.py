@@ -15,16 +15,17 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 
-def _dotted(node: cst.BaseExpression) -> str:
+def dotted_name(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
+        return f"{dotted_name(node.value)}.{node.attr.value}"
     return node.value if isinstance(node, cst.Name) else ""
 
 
-def _import_bindings(statement: cst.Import | cst.ImportFrom, bindings: dict[str, set[str]]) -> None:
+def bind_import(statement: cst.Import | cst.ImportFrom, bindings: dict[str, set[str]]) -> None:
+    """Add what one import statement binds (name -> what it stands for) to `bindings`."""
     if isinstance(statement, cst.Import):
         for alias in statement.names:
-            full = _dotted(alias.name)
+            full = dotted_name(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bindings.setdefault(alias.asname.name.value, set()).add(full)
             else:  # `import a.b` binds `a`
@@ -33,7 +34,7 @@ def _import_bindings(statement: cst.Import | cst.ImportFrom, bindings: dict[str,
         return
     if isinstance(statement.names, cst.ImportStar):
         return
-    base = "." * len(statement.relative) + (_dotted(statement.module) if statement.module is not None else "")
+    base = "." * len(statement.relative) + (dotted_name(statement.module) if statement.module is not None else "")
     for alias in statement.names:
         bound = alias.asname.name if alias.asname is not None else alias.name
         if isinstance(alias.name, cst.Name) and isinstance(bound, cst.Name):
@@ -50,7 +51,7 @@ def import_bindings(module: cst.Module) -> dict[str, set[str]]:
         if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in statement.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    _import_bindings(small, bindings)
+                    bind_import(small, bindings)
             continue
         for name in ("body", "orelse", "handlers", "finalbody", "cases"):  # compound statements' parts
             part = getattr(statement, name, None)
@@ -74,7 +75,7 @@ class QualifiedNames:
         return names if names else default
 
     def __getitem__(self, node: cst.CSTNode) -> set[QualifiedName]:
-        dotted = _dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+        dotted = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
         head, _, tail = dotted.partition(".")
         suffix = f".{tail}" if tail else ""
         return {QualifiedName(bound + suffix, QualifiedNameSource.IMPORT) for bound in self.bindings.get(head, ())}
