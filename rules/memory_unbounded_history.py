@@ -1064,7 +1064,8 @@ class Mentor:
             if id(call) not in reported:
                 self._framework_memory(facts, call)
         for kept in frameworks.memories(facts):
-            self.report(kept.node, f"{kept.message}, {COST}.", suggestion=kept.advice, properties=kept.properties)
+            self.report(kept.node, f"{kept.message}, {COST}.", suggestion=kept.advice, properties=kept.properties,
+                        related=[self.related(node, message) for node, message in kept.related])
 
     # --- plain histories ---------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ UNSAFE_BY_DESIGN = {
     "langgraph/prompt_chains.py": "advice only: a prompt chain given the whole state fills its placeholder itself; "
     "the bound is a trimming step in the chain",
     "frameworks_project/lcel_team/graph.py": "advice only, as langgraph/prompt_chains.py",
+    "frameworks_project/node_factory": "advice only, as langgraph/prompt_chains.py",
 }
 
 

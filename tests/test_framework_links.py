@@ -204,3 +204,30 @@ def test_editing_the_base_state_rechecks_the_node_of_the_subclass(tmp_path, monk
     base = tmp_path / "desk" / "base_state.py"
     base.write_text(base.read_text().replace("Annotated[list, add_messages]", "list"))
     assert run([tmp_path], settings, cache=True).active == []
+
+
+def test_a_node_made_by_a_factory_of_another_module_keeps_the_thread_only_on_a_checkpointed_graph(tmp_path, monkeypatch):
+    shutil.copytree(FIXTURES / "frameworks_project" / "node_factory", tmp_path / "desk")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path)
+    found = run([tmp_path], settings).active
+    assert [(f.path, f.span.line, f.span.col) for f in found] == [("desk/support/assistants/factory.py", 26, 46)]
+    assert [(r.path, r.span.line) for r in found[0].related] == [("desk/support/graph.py", 17), ("desk/support/graph.py", 22)]
+    graph = tmp_path / "desk" / "support" / "graph.py"
+    graph.write_text(graph.read_text().replace("builder.compile(checkpointer=saver)", "builder.compile()"))
+    assert run([tmp_path], settings).active == []
+
+
+def test_a_factory_is_found_through_its_package_and_not_through_a_script_of_the_same_name(tmp_path):
+    sources = _write(tmp_path, {
+        "app/app.py": "print('the web app')\n",
+        "app/assistants/factory.py": "from langgraph.graph import MessagesState\ndef make_node(chain):\n    return chain\n"
+                                     "def build(text):\n    return text\n",
+        "app/graph.py": "from langgraph.graph import StateGraph\nfrom langgraph.checkpoint.memory import MemorySaver\n"
+                        "from app.assistants import factory\nbuilder = StateGraph(dict)\nchain = factory.build('hi')\n"
+                        "builder.add_node('a', factory.make_node(chain))\ngraph = builder.compile(checkpointer=MemorySaver())\n",
+    })
+    links = project_links(sources, str(tmp_path), lambda path: path[len(str(tmp_path)) + 1:])
+    given = links[str(tmp_path / "app" / "assistants" / "factory.py")].given
+    assert [(m.tag, m.place.path, m.place.span.line) for m in given["make_node"]] == [
+        ("langgraph.checkpointer", "app/graph.py", 7), ("langgraph.factory:0:build", "app/graph.py", 6)]

@@ -35,6 +35,9 @@ fact below.
   `"agent.graph:graph"` imported from the local packages of `"dependencies"`: langgraph-cli
   0.4.40 config.py), which the LangGraph platform serves with its own checkpointer, persisting
   every thread, whatever the code compiles.
+  A node may be made by a factory of another module: `add_node("triage", factory.make_node(
+  chain))` with `chain = factory.build_assistant(...)` gives `make_node`'s node the chain that
+  `build_assistant` returns in the factory's module, where its placeholder is read.
 - Handoffs: `Send(node, {"messages": state["messages"]})` and `Command(goto=..., update=
   {"messages": state["messages"] + [...]})` (langgraph/types.py); langgraph-supervisor's
   `create_supervisor` builds handoff tools that pass `state["messages"]` whole to the agent
@@ -94,6 +97,8 @@ STATE_TAG, NODE_TAG, SAVER_TAG = "langgraph.state:", "langgraph.node", "langgrap
 # `add_messages`, or `operator.add` over a list of messages (`from operator import add` too)
 MESSAGE_REDUCER = re.compile(r"\badd_messages\b|^(?=.*Message\b).*(?:\boperator\.add\b|,\s*add\s*\]\s*$)", re.S)
 SERVED_TAG = "langgraph.served:"  # + the variable langgraph.json serves: the platform checkpoints that graph
+# + "position:function": a node factory's parameter is given what that function of the factory's module returns
+FACTORY_TAG = "langgraph.factory:"
 HANDOFF_KEYS = ("messages", "chat_history", "history")
 TRIM = ('trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
         'start_on="human", include_system=True)')
@@ -136,6 +141,8 @@ class Graph:
     served: set[str] | None = None  # the nodes of the graph langgraph.json serves (None: all, or no deployment)
     tools: bool = False
     adds_messages: bool = True  # False where every key's reducer is `operator.add`
+    # (node factory, parameter position) -> (function of this module whose result it is given, where)
+    arguments: dict[tuple[str, int], list[tuple[str, object]]] = field(default_factory=dict)
 
 
 def graph(facts) -> Graph | None:
@@ -197,6 +204,9 @@ def _graph(facts) -> Graph:
             elif mention.tag.startswith(SERVED_TAG):
                 found.checkpointers.append(mention.place)
                 found.served = _served_nodes(facts, mention.tag[len(SERVED_TAG):])
+            elif mention.tag.startswith(FACTORY_TAG):
+                position, _, made_by = mention.tag[len(FACTORY_TAG):].partition(":")
+                found.arguments.setdefault((name, int(position)), []).append((made_by, mention.place))
     for function in facts.nodes.functions:
         first = _state_param(function)
         if first is not None and first.annotation is not None and facts.code(first.annotation.annotation) in found.states:
@@ -250,7 +260,10 @@ def defines(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
 def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, object]]:
     """Imported functions this module registers as graph nodes (`NODE_TAG`), and, when it
     compiles the graph with a checkpointer or the platform serves it, that checkpointer
-    (`SAVER_TAG`) for each of them."""
+    (`SAVER_TAG`) for each of them. A node an imported factory makes (`add_node("triage",
+    factory.make_node(chain))`, or a name bound to that call) gives the factory the checkpointer
+    and, for each argument made by another function of the factory's module (`chain =
+    factory.build_assistant(...)`), `FACTORY_TAG` + "position:function"."""
     if not any(target.startswith("langgraph") for target in imported.values()):
         return []
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
@@ -267,7 +280,54 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
             if isinstance(arg, ast.Name) and arg.id in imported:
                 found.append((arg.id, NODE_TAG, call))
                 found.extend((arg.id, SAVER_TAG, saver) for saver in savers_here[:1])
+                continue
+            made = _ast_call_of(tree, arg, call)
+            factory = _ast_target(made.func, imported) if made is not None else None
+            if factory is None:
+                continue
+            local = _ast_dotted(made.func)
+            found.extend((local, SAVER_TAG, saver) for saver in savers_here[:1])
+            for position, value in enumerate(made.args):
+                argument = _ast_call_of(tree, value, made)
+                target = _ast_target(argument.func, imported) if argument is not None else None
+                if target is not None and target.rpartition(".")[0] == factory.rpartition(".")[0]:
+                    found.append((local, f"{FACTORY_TAG}{position}:{target.rpartition('.')[2]}", call))
     return found
+
+
+def _ast_call_of(tree: ast.Module, value: ast.expr, user: ast.Call) -> ast.Call | None:
+    """The call `value` is, or the call last assigned to the name `value` before `user` in the
+    function holding `user` (a name bound in a loop counts)."""
+    if isinstance(value, ast.Call):
+        return value
+    if not isinstance(value, ast.Name):
+        return None
+    scopes = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and node.lineno <= user.lineno <= (node.end_lineno or node.lineno)]
+    scope = max(scopes, key=lambda node: node.lineno, default=tree)
+    bound = [node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno <= user.lineno
+             and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)]
+    last = max(bound, key=lambda node: (node.lineno, node.col_offset), default=None)
+    return last.value if last is not None and isinstance(last.value, ast.Call) else None
+
+
+def _ast_dotted(func: ast.expr) -> str | None:
+    """`make_node` or `factory.make_node`: a callee as a dotted local name."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def _ast_target(func: ast.expr, imported: dict[str, str]) -> str | None:
+    """The import target a callee names (`factory.make_node` -> `app.assistants.factory.make_node`),
+    or None for a callee this module does not import."""
+    dotted = _ast_dotted(func)
+    head, _, rest = (dotted or "").partition(".")
+    if head not in imported:
+        return None
+    return f"{imported[head]}.{rest}" if rest else imported[head]
 
 
 def _ast_builder(tree: ast.Module, var: str) -> str | None:
@@ -439,11 +499,14 @@ def _whole_state_chains(facts) -> list[Kept]:
         key = _placeholder_key(facts, call.func.value, function)
         if key in found.keys:
             chain = facts.code(call.func.value)
+            related = [(place, f"`{made_by}(...)` makes the chain and the node is registered on a checkpointed graph here")
+                       for made_by, place in _factory_arguments(facts, call.func.value, function)
+                       if _made_key(facts, made_by) == key]
             kept.append(Kept(state.value, f"`{chain}.{callee_name(call)}({state.value.value})` gives the prompt chain the "
                              f"node's whole state, and its placeholder for `{key}` puts every message of the thread the "
                              "checkpointer keeps into each call (langchain-core 1.8)",
                              NODE_ADVICE, {"framework": "langchain", "history": f'state["{key}"]', "storage": "framework",
-                                           "sink": f"{chain}.{callee_name(call)}"}))
+                                           "sink": f"{chain}.{callee_name(call)}"}, tuple(related)))
     return kept
 
 
@@ -458,6 +521,8 @@ def _placeholder_key(facts, expr: cst.BaseExpression, node: cst.FunctionDef, dep
         return _placeholder_key(facts, expr.expression, node, depth + 1)
     if isinstance(expr, cst.Name):
         value = facts.assignment_before(expr)
+        if isinstance(value, cst.Param) and facts.function_of(value) is not node:
+            return _factory_key(facts, facts.function_of(value), value, depth)
         if isinstance(value, cst.Param):
             value = _partial_argument(facts, node, value.name.value)
         return _placeholder_key(facts, value, node, depth + 1) if isinstance(value, cst.BaseExpression) else None
@@ -477,6 +542,37 @@ def _placeholder_key(facts, expr: cst.BaseExpression, node: cst.FunctionDef, dep
             if key is not None:
                 return key
     return None
+
+
+def _factory_key(facts, factory: cst.FunctionDef | None, param: cst.Param, depth: int) -> str | None:
+    """The key taken whole by the chain a node factory's parameter is given: `make_node(chain)`
+    registered by another module with `chain = factory.build_assistant(...)`, a function of this
+    module whose returned chain has a whole-list placeholder."""
+    return next((key for made_by, _ in _given(facts, factory, param) for key in [_made_key(facts, made_by, depth)]
+                 if key is not None), None)
+
+
+def _made_key(facts, made_by: str, depth: int = 0) -> str | None:
+    """The key taken whole by the chain the module's function `made_by` returns."""
+    for function in facts.functions.get(made_by, ()):
+        for value in facts.returns(function) if facts.function_of(function) is None else ():
+            key = _placeholder_key(facts, value, function, depth + 1)
+            if key is not None:
+                return key
+    return None
+
+
+def _given(facts, factory: cst.FunctionDef | None, param: cst.Param) -> list[tuple[str, object]]:
+    """(function of this module, where) for what importers give the node factory's `param`."""
+    params = [*factory.params.posonly_params, *factory.params.params] if factory is not None else []
+    return graph(facts).arguments.get((factory.name.value, params.index(param)), []) if param in params else []
+
+
+def _factory_arguments(facts, chain: cst.BaseExpression, node: cst.FunctionDef) -> list[tuple[str, object]]:
+    """What importers give the node factory whose parameter `chain` is, read in `node`."""
+    param = facts.assignment_before(chain) if isinstance(chain, cst.Name) else None
+    owner = facts.function_of(param) if isinstance(param, cst.Param) else None
+    return _given(facts, owner, param) if owner is not None and owner is not node else []
 
 
 def _trims(facts, node: cst.CSTNode) -> bool:

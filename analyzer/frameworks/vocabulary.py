@@ -18,6 +18,7 @@ class Kept:
     message: str
     advice: str
     properties: dict[str, Any] = field(default_factory=dict)  # framework, history, storage, sink
+    related: tuple[tuple[Any, str], ...] = ()  # (a node of the module or a `Place` in another, what it shows)
 
 
 @dataclass(frozen=True)

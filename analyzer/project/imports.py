@@ -9,7 +9,9 @@ widens what a file's cached result depends on. Dynamic imports (`importlib.impor
 
 `Resolver.module(importer, target)` finds the project file a target names: relative targets
 from the importer's package, absolute ones from the folder above the importer's top package,
-the importer's own folder (a script's imports) and the project root (and its `src/`).
+the importer's own folder (a script's imports) and the project root (and its `src/`); where
+several hold a prefix of it, the longest prefix (`app/assistants/factory.py` over a script's
+neighbour `app/app.py` for `app.assistants.factory`).
 """
 
 from __future__ import annotations
@@ -72,12 +74,15 @@ class Resolver:
             bases = [folder]
         else:
             bases = [self._top(folder), folder, self.root, os.path.join(self.root, "src")]
-        for base in dict.fromkeys(bases):
+        best = None
+        for base in dict.fromkeys(bases):  # the longest module path wins: `app/app.py` holds no `app.state`
             for cut in range(len(parts), -1 if level else 0, -1):
                 path = self._file(base, parts[:cut])
                 if path is not None:
-                    return path, parts[cut:]
-        return None
+                    if best is None or cut > len(parts) - len(best[1]):
+                        best = path, parts[cut:]
+                    break
+        return best
 
     def _file(self, base: str, parts: tuple[str, ...]) -> str | None:
         stem = os.path.join(base, *parts)

@@ -74,9 +74,10 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
         imported = {local: target for local, target in imports_of(read[path])}
         for module in modules:
             for local, tag, node in getattr(module, "uses", lambda *args: ())(tree, imported, own):
-                if local not in targets:
+                target = targets.get(local) or _module_attribute(resolver, path, imported, local)
+                if target is None:
                     continue
-                module_path, name = targets[local]
+                module_path, name = target
                 place = node if isinstance(node, Place) else _place(shown(path), node)
                 given.setdefault(module_path, {}).setdefault(name, []).append(Mention(tag, place))
                 rests_on.setdefault(module_path, set()).add(path)
@@ -134,6 +135,20 @@ def _imported(resolver: Resolver, path: str, source: bytes) -> dict[str, tuple[s
         if resolved is not None and len(resolved[1]) == 1 and resolved[0] != path:
             found[local] = (resolved[0], resolved[1][0])
     return found
+
+
+def _module_attribute(resolver: Resolver, path: str, imported: dict[str, str], local: str) -> tuple[str, str] | None:
+    """(the project file, the name) `factory.make_node` names where `factory` is an imported
+    module (`from app.assistants import factory`, `import factory`); None otherwise (`import
+    a.b` binds `a`, not the module `a.b`)."""
+    head, _, name = local.partition(".")
+    target = imported.get(head, "").lstrip(".")
+    if not name or "." in name or not target or "." in target and target.split(".", 1)[0] == head:
+        return None
+    resolved = resolver.module(path, f"{imported[head]}.{name}")
+    if resolved is None or resolved[1] != (name,) or resolved[0] == path:
+        return None
+    return resolved[0], name
 
 
 def _deployments(modules, read: dict[str, bytes], root: str, shown):
