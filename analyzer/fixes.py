@@ -45,9 +45,10 @@ from .visitors import children
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
 SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
 HANDOFF = "AGENT-OVERSIZED-HANDOFF"
-# SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py).
+# SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py); "http" is
+# the JSON body of those APIs' chat endpoints, the same role dicts (Gemini's with `parts`).
 LIST_SDKS = ("openai", "anthropic", "litellm", "mistral", "ollama", "groq", "together", "cohere", "bedrock", "boto3",
-             "genai", "google", "vertex", "huggingface", "autogen", "gradio", "swarm")
+             "genai", "google", "vertex", "huggingface", "autogen", "gradio", "swarm", "http")
 # Histories a framework or the server keeps: there is no list expression to wrap.
 NOT_A_LIST = ("framework", "server")
 
@@ -256,6 +257,9 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
         suggestion = SUGGESTIONS[kind] + (TAILS["string" if shape == "text" else shape][2] if shape in (*TAILS, "text") else "")
         context, sent = _send_context(module, wrapper, finding.span)
         where = finding
+        if "sent_inside" in finding.properties:  # `reply, h = ask(q, h)`: bound the send inside ask(), not the list it keeps
+            where = replace(finding, span=finding.related[finding.properties["sent_inside"]].span)
+            context, sent = _send_context(module, wrapper, where.span)
         if context == "text call":  # `prompt=self.render()`: bound where render() reads the history
             where, context = _read_in_renderer(module, wrapper, finding, sent), "text"
         if where is None or context == "text" and shape == "unknown" or shape == "text":

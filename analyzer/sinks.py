@@ -82,7 +82,11 @@ AGENT_RUNS = ("run", "run_sync", "run_streamed", "run_stream", "iter")
 MESSAGE_KEYWORDS = ("messages", "chat_history", "message_history", "contents", "history")
 # methods that are model calls only on a client of this package (`llm.complete(prompt)`)
 CLIENT_METHODS = {"create": "autogen", "create_stream": "autogen", "complete": "llama_index",
-                  "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index"}
+                  "acomplete": "llama_index", "stream_complete": "llama_index", "astream_complete": "llama_index",
+                  # langchain 0.3.27: `initialize_agent(...)` returns an AgentExecutor (agents/initialize.py:99);
+                  # its `run(x)` is Chain.run, which runs it on {"input": x} (chains/base.py prep_inputs), and
+                  # the agent's prompt formats that input into the text it sends (agents/mrkl/prompt.py)
+                  "run": "langchain.agents"}
 # every callee name a sink below the SHAPES can have
 CALLEE_NAMES = frozenset({"generate", *CHATS, "completion", "acompletion", "text_completion", "post", *AGENT_RUNS, *METHODS})
 
@@ -159,18 +163,72 @@ def _package(names: Iterable[str]) -> str:
     return ""
 
 
-def _posts_chat(call: cst.Call) -> bool:
-    """`requests.post(url, json={"model": ..., "messages": history})`: a chat API over HTTP."""
-    body = keyword(call, "json")
-    if body is None or not isinstance(body.value, cst.Dict):
-        return False
-    keys = {e.key.evaluated_value for e in body.value.elements
+# Paths of the model APIs a conversation is POSTed to over raw HTTP, with the key of the JSON
+# body that carries it (each API's reference): OpenAI `POST /v1/chat/completions` and the
+# servers that copy it (Groq, Azure, vLLM, Ollama's `/v1/...`), `messages`; Anthropic
+# `POST /v1/messages`, `messages`; Gemini `POST /v1beta/{model}:generateContent` and
+# `:streamGenerateContent`, `contents`; Ollama `POST /api/chat`, `messages`.
+CHAT_ENDPOINTS = (
+    ("/chat/completions", "messages"), ("/v1/messages", "messages"),
+    (":generateContent", "contents"), (":streamGenerateContent", "contents"), ("/api/chat", "messages"),
+)
+ValueOf = Callable[[cst.Name], "cst.CSTNode | None"]
+
+
+def _bound(expr: cst.BaseExpression | None, value_of: ValueOf | None) -> cst.CSTNode | None:
+    """`expr`, or the value the name `expr` was last bound to."""
+    if isinstance(expr, cst.Name) and value_of is not None:
+        return value_of(expr)
+    return expr
+
+
+def _text(expr: cst.CSTNode | None, value_of: ValueOf | None) -> str:
+    """The literal text of a URL: a string, an f-string's literal parts, `BASE + "/path"`,
+    each through a name bound to it."""
+    expr = _bound(expr, value_of)
+    if isinstance(expr, cst.SimpleString):
+        return str(expr.evaluated_value)
+    if isinstance(expr, cst.FormattedString):
+        return "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in expr.parts)
+    if isinstance(expr, cst.ConcatenatedString):
+        return _text(expr.left, value_of) + _text(expr.right, value_of)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _text(expr.left, value_of) + _text(expr.right, value_of)
+    return ""
+
+
+def _body(call: cst.Call, value_of: ValueOf | None) -> dict[str, cst.BaseExpression]:
+    """The posted JSON body's literal keys and values: `json={...}`, `json=payload` or
+    `data=json.dumps(payload)` with `payload = {...}`."""
+    arg = keyword(call, "json")
+    value = arg.value if arg is not None else None
+    if value is None and (data := keyword(call, "data")) is not None:
+        if isinstance(data.value, cst.Call) and dotted(data.value.func)[-1] == "dumps" and data.value.args:
+            value = data.value.args[0].value
+    value = _bound(value, value_of)
+    if not isinstance(value, cst.Dict):
+        return {}
+    return {str(e.key.evaluated_value): e.value for e in value.elements
             if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)}
-    return bool(keys & {"messages", "contents", "prompt"}) and bool(keys & {"model", "messages", "contents"})
 
 
-def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sink | None:
-    """The model call `call` is, or None. `qualified(node)` gives LibCST's qualified names."""
+def _posted_chat(call: cst.Call, value_of: ValueOf | None) -> tuple[cst.BaseExpression, ...]:
+    """What a raw HTTP POST sends a model as conversation: the body's value under the key of
+    the chat endpoint its URL names, or (any URL) under `messages`/`contents`/`prompt` of a
+    body that also names a `model`, as chat APIs' bodies do. () when it is no chat call."""
+    body = _body(call, value_of)
+    url = keyword(call, "url") or positional(call, 0)
+    path = _text(url.value, value_of) if url is not None else ""
+    keys = [key for endpoint, key in CHAT_ENDPOINTS if endpoint in path]
+    if not keys and "model" in body:
+        keys = ["messages", "contents", "prompt"]
+    return tuple(body[key] for key in keys if key in body)
+
+
+def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]], value_of: ValueOf | None = None) -> Sink | None:
+    """The model call `call` is, or None. `qualified(node)` gives LibCST's qualified names;
+    `value_of(name)`, when given, the value a name was last bound to (a raw HTTP call's URL
+    and body are often kept in locals or constants)."""
     parts = dotted(call.func)
     last = parts[-1]
     for tail, framework, api in SHAPES:
@@ -182,8 +240,8 @@ def sink_of(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> Sin
         return None
     names = qualified(call.func)
     package = _package(names)
-    if last == "post" and _posts_chat(call):
-        return Sink(call, "http.post", "http", _content(call))
+    if last == "post" and (posted := _posted_chat(call, value_of)):
+        return Sink(call, "http.post", "http", posted)
     if last == "generate" and package == "ollama":
         return Sink(call, "ollama.generate", "ollama", _content(call))
     if last in ("completion", "acompletion", "text_completion") and (

@@ -50,6 +50,18 @@ BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
 
 
+def _sent_inside(facts: ChatFacts, flow: Flow) -> cst.BaseExpression | None:
+    """The argument of the model call inside the function `flow.site` calls that sends the list
+    it is given and returns (`reply, h = ask(q, h)`), or None."""
+    for function in facts.callees(flow.site):
+        kept = facts.returned_params(function)
+        for param, sink in facts.sent_params(function):
+            for arg in sink.content if param in kept else ():
+                if any(u.storage.kind == "param" and u.storage.label == param for u in facts.whole_history_in(arg)):
+                    return arg
+    return None
+
+
 def _compacts(arg: cst.Arg | None) -> bool:
     """`context_management=[{"type": "compaction", "compact_threshold": N}]`: the server compacts the
     chain once its context crosses N tokens."""
@@ -76,7 +88,8 @@ class MemoryUnboundedHistory(ChatRule):
       `store.setdefault(sid, [])` or a local alias of one (also `h = d.get(k)` /
       `if h is None: h = d[k] = []`), Streamlit `st.session_state`, Chainlit
       `cl.user_session`, Flask/Django `session`, Gradio's chat history, a list kept across a
-      chat loop, a variable a chat function nested in another grows (a closure's state; one
+      chat loop (also one a function grows, sends and hands back each turn:
+      `reply, h = ask(q, h)`, where the fix bounds the send inside `ask`), a variable a chat function nested in another grows (a closure's state; one
       it only reads, a streaming generator made per request, is the outer call's value), an attribute read through a
       `@property`, or a list loaded from a module-level store and saved back whole (Redis, a
       JSON file).
@@ -92,8 +105,11 @@ class MemoryUnboundedHistory(ChatRule):
       `add_user_message`, or a helper that appends.
     - The whole of it reaches a model with no bound on the way: as `messages=`, `input=` or
       `contents=`, inside `[system, *history]`, through a comprehension or a copy, or joined
-      into the prompt text. A slice that drops a fixed few (`history[2:]`) still grows every
-      turn, and the message says so.
+      into the prompt text. A model is an SDK's chat call, an agent's run, or a raw HTTP POST
+      (requests, httpx, aiohttp) to a chat endpoint (`/chat/completions`, `/v1/messages`,
+      `:generateContent`, Ollama's `/api/chat`; the URL a literal, an f-string or a constant)
+      whose JSON body carries the history. A slice that drops a fixed few (`history[2:]`)
+      still grows every turn, and the message says so.
 
     It also flags memories that keep everything, where they are built:
     `ConversationBufferMemory`, `RunnableWithMessageHistory` without a trimmer, Agents SDK
@@ -1118,6 +1134,11 @@ class Mentor:
         for place in flow.elsewhere:
             related.append(self.related(place, f"`{label}` is sent whole to {sink.api} here"))
         framework = sink.framework
+        returned = _sent_inside(facts, flow) if isinstance(use.node, cst.Name) and any(
+            call is flow.site for _, call in facts.round_trips(use.node.value)) else None
+        if returned is not None:  # where the fix bounds it: the list kept and returned stays whole
+            related.append(self.related(returned, f"`{facts.code(returned)}` is sent whole here, in "
+                                                   f"`{callee_name(flow.site)}()`"))
         suggestion = frameworks.ADVICE.get(history.storage.kind) or SUGGEST.get(framework) or (
             f"Send a bounded view and keep the history intact: `bounded_view({label if database else stored}, "
             "last_turns=10)` (`from chatbound.compaction import bounded_view`) in place of the whole list"
@@ -1135,6 +1156,8 @@ class Mentor:
                 "sink": sink.api,
                 "framework": framework,
                 "growth_lines": lines,
+                # `reply, h = ask(q, h)`: bounded where ask() sends (a view passed in would come back as the kept list)
+                **({"sent_inside": len(related) - 1} if returned is not None else {}),
                 # what the other module's growth shows of the items (this module cannot show their shape)
                 **({"roles": sorted(history.roles)} if elsewhere and history.roles else {}),
                 **({"lifetime_seconds": expiry.lifetime} if expiry is not None and expiry.lifetime else {}),

@@ -38,7 +38,8 @@ def test_every_sink_shape_method_and_client_method_is_a_trigger():
     calls += [f"import {package}\nx = c.{name}(\n  m)" for name, package in CLIENT_METHODS.items()]
     calls += [f"from agents import Runner as R\nx = R.{name}(a, q)" for name in AGENT_RUNS]
     calls += ["r = completion(model=m, messages=h)", "r = ollama.generate(model=m, prompt=p)",
-              "r = requests.post(u, json={'model': m, 'messages': h})", "r = agent.run(q, message_history=h)",
+              "r = requests.post(u, json={'model': m, 'messages': h})",
+              "body = {\"contents\": c}\nr = httpx.post(f'{API}/{m}:generateContent', json=body)", "r = agent.run(q, message_history=h)",
               "memory = ConversationBufferMemory()", "s = SQLiteSession('x')", "w = trim_messages(h)"]
     for call in calls:
         assert rules_for(call.encode(), SINKS), call

@@ -75,6 +75,22 @@ NEAR_MISSES = {
             "    h = json.loads(r.get(f'chat:{uid}') or '[]')\n"
             "    return client.chat.completions.create(model='m', messages=h + [{'role': 'user', 'content': q}])\n"
         ),
+        "a growing transcript POSTed whole to a service that is no model": (
+            "ARCHIVE = 'https://archive.example/api/transcripts'\n"
+            "history = []\n"
+            "def turn(q):\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+            "    payload = {'channel': 'support', 'messages': history}\n"
+            "    requests.post(ARCHIVE, json=payload)\n"
+        ),
+        "a growing chat joined into the query of a search tool's run, which is no model": (
+            "from langchain_community.tools import DuckDuckGoSearchRun\n"
+            "search = DuckDuckGoSearchRun()\n"
+            "log = []\n"
+            "def turn(q):\n"
+            "    log.append({'role': 'user', 'content': q})\n"
+            "    return search.run(' '.join(m['content'] for m in log))\n"
+        ),
         "a string's find() next to a collection's insert_one()": (
             "def ask(text, q):\n"
             "    at = text.find('history')\n"

@@ -47,7 +47,7 @@ class FlowFacts:
     def _sink(self, call: cst.Call) -> Sink | None:
         """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
         and the framework of a generic `x.chat(...)` named after x's constructor."""
-        sink = sink_of(call, self.qualified) or frameworks.sink(self, call)
+        sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         name = callee_name(call)
         if sink is None and receiver is not None and name in CLIENT_METHODS:

@@ -330,6 +330,27 @@ class GrowthFacts:
                 if storage is not None:
                     self._grow(storage, call)
 
+    def returned_params(self, function: cst.FunctionDef) -> list[str]:
+        """Parameters `function` grows and returns as the same list (`return reply, messages`,
+        also after `messages = [...] if messages is None else messages`): a caller that keeps
+        what it returns keeps the list it passed in, grown."""
+        returned = []
+        for value in self.returns(function):
+            parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            returned += [p for p in parts if isinstance(p, cst.Name) and self._keeps_param(p)]
+        return [name for name in self._grown_params(function) if any(p.value == name for p in returned)]
+
+    def _keeps_param(self, name: cst.Name) -> bool:
+        """`name` holds the parameter of that name: bound to it, or to `x if test else name`, `name or x`."""
+        value = self.assignment_before(name)
+        if isinstance(value, cst.IfExp):
+            value = next((v for v in (value.body, value.orelse) if isinstance(v, cst.Name) and v.value == name.value), None)
+        elif isinstance(value, cst.BooleanOperation):
+            value = next((v for v in (value.left, value.right) if isinstance(v, cst.Name) and v.value == name.value), None)
+        else:
+            return isinstance(value, cst.Param)
+        return value is not None and isinstance(self.assignment_before(value), cst.Param)
+
     def _grown_params(self, function: cst.FunctionDef) -> list[str]:
         names = {p.name.value for p in self._params(function)} - {"self", "cls"}
         grown = []

@@ -241,7 +241,9 @@ class StorageFacts:
 
     def _loop_storage(self, name: cst.Name, value: cst.CSTNode, scope) -> Storage | None:
         """A fresh list bound to a local that a chat loop grows: a history for the loop's life."""
-        if scope is not None and scope.kind == FUNCTION and self._is_fresh_list(value) and self._is_chat_loop(name, value):
+        starts = self._is_fresh_list(value) or (  # `h = None`, then `reply, h = ask(q, h)` starts it
+            isinstance(value, cst.Name) and value.value == "None" and bool(self.round_trips(name.value)))
+        if scope is not None and scope.kind == FUNCTION and starts and self._is_chat_loop(name, value):
             function = self.function_of(value)
             return Storage(f"{function.name.value if function else ''}:{name.value}", "loop", name.value)
         return None
@@ -260,7 +262,7 @@ class StorageFacts:
                    if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
                    and callee_name(node.value) in frameworks.REPLAYS
                    and any(isinstance(t.target, cst.Name) and t.target.value == name.value for t in node.targets)]
-        for site, _ in [*self.nodes.growth_by_name.get(name.value, ()), *replays]:
+        for site, _ in [*self.nodes.growth_by_name.get(name.value, ()), *replays, *self.round_trips(name.value)]:
             loops = [loop for loop in self.loops_of(site) if id(loop) not in defined_in]
             if not loops or self.function_of(site) is not self.function_of(value):
                 continue
@@ -271,6 +273,24 @@ class StorageFacts:
             ):
                 return True
         return False
+
+    def round_trips(self, name: str) -> list[tuple[cst.Assign, cst.Call]]:
+        """`reply, h = ask(q, h)`, where `ask` grows and returns the list it is given as `h`:
+        each pass keeps the grown list for the next."""
+        found = []
+        for node in self.nodes.assigns:
+            call = node.value.expression if isinstance(node, cst.Assign) and isinstance(node.value, cst.Await) else node.value
+            if not isinstance(node, cst.Assign) or not isinstance(call, cst.Call):
+                continue
+            targets = [e.value for t in node.targets for e in (t.target.elements if isinstance(t.target, cst.Tuple) else ())]
+            if not any(isinstance(t, cst.Name) and t.value == name for t in [*targets, *(t.target for t in node.targets)]):
+                continue
+            for function in self.callees(call):
+                passed = (self.argument_for(call, function, param) for param in self.returned_params(function))
+                if any(isinstance(a, cst.Name) and a.value == name for a in passed):
+                    found.append((node, call))
+                    break
+        return found
 
     def _iterates_data(self, loop: cst.CSTNode) -> bool:
         """`for question in questions:`, not `for _ in range(5)` (a bounded tool loop) nor a

@@ -126,6 +126,8 @@ class ModuleTree:
                 at = 0  # a global read inside a function sees the module binding (or its own `global` ones)
             if isinstance(value, cst.CSTNode) and not isinstance(value, cst.Param) and self.inside(name, value):
                 continue  # `h = h[-10:]`: the read sees the binding before this one
+            if value is None and isinstance(node, cst.Name) and self.inside(name, self._unpacked_from(node)):
+                continue  # `reply, h = ask(q, h)`: so does a read in the value a tuple unpacks
             if at < where and (best_at is None or at >= best_at):
                 best, best_at = value, at
         return best
@@ -142,6 +144,16 @@ class ModuleTree:
         if isinstance(parent, cst.For):
             return parent  # a loop variable: one element, not the list
         return None
+
+    def _unpacked_from(self, target: cst.Name) -> cst.CSTNode | None:
+        """The value an element of a tuple target receives its part of (`a, h = f(h)`: `f(h)`)."""
+        node = self.parent(target)
+        if not isinstance(node, (cst.Element, cst.StarredElement)):
+            return None
+        while isinstance(node, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+            node = self.parent(node)
+        assign = self.parent(node) if isinstance(node, cst.AssignTarget) else None
+        return assign.value if isinstance(assign, cst.Assign) else None
 
     def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """Functions of this module `call` may run: by name, methods of the same class first."""

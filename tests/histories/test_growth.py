@@ -127,3 +127,53 @@ def test_a_top_level_for_over_files_runs_once_and_a_top_level_chat_loop_every_tu
         """,
         assertion,
     )
+
+
+def test_a_function_that_grows_and_returns_its_parameter_returns_the_same_list():
+    def assertion(facts):
+        returned = {name: facts.returned_params(facts.functions[name][0]) for name in ("ask", "fresh", "kept", "told")}
+        assert returned == {"ask": ["h"], "fresh": [], "kept": [], "told": []}
+
+    check(
+        """\
+        def ask(q, h=None):
+            h = [] if h is None else h
+            h.append({"role": "user", "content": q})
+            return "ok", h
+
+        def fresh(q, h=None):
+            h = [{"role": "user", "content": q}]
+            h.append({"role": "assistant", "content": "ok"})
+            return "ok", h
+
+        def kept(q, h):
+            h.append({"role": "user", "content": q})
+            return "ok"
+
+        def told(q, h):
+            return "ok", h
+        """,
+        assertion,
+    )
+
+
+def test_a_list_passed_through_a_function_that_grows_and_returns_it_grows_in_the_chat_loop():
+    def assertion(facts):
+        (history,) = [h for h in facts.histories.values() if h.storage.kind == "loop"]
+        assert history.storage.label == "h"
+        assert [facts.code(site) for site in history.growth] == ["ask(input(), h)"]
+
+    check(
+        """\
+        def ask(q, h=None):
+            h = h or []
+            h.append({"role": "user", "content": q})
+            return client.chat.completions.create(model="m", messages=h), h
+
+        def main():
+            h = None
+            while True:
+                reply, h = ask(input(), h)
+        """,
+        assertion,
+    )

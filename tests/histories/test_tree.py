@@ -70,3 +70,19 @@ def test_argument_for_skips_self_on_a_method_call():
         """,
         assertion,
     )
+
+
+def test_a_read_in_the_value_a_tuple_unpacks_sees_the_binding_before_it():
+    def assertion(facts):
+        passed = call_named(facts, "ask").args[1].value
+        assert facts.code(facts.assignment_before(passed)) == "None"
+
+    check(
+        """\
+        def main():
+            h = None
+            while True:
+                reply, h = ask(input(), h)
+        """,
+        assertion,
+    )
