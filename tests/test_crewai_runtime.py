@@ -11,8 +11,8 @@ import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # no network at run time
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-crewai = pytest.importorskip("crewai", reason="crewai is in the test-crewai extra, left out of .ci/run: it pulls "
-                             "about 1 GB (lancedb, pyarrow, onnxruntime, chromadb) and took 7 minutes to install here")
+crewai = pytest.importorskip("crewai", reason="crewai is in the test-crewai extra (about 1 GB); .ci/run installs "
+                             "what this test imports in a virtualenv of its own (tests/requirements/crewai.txt)")
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 
 from chatbound.analysis import analyze_source  # noqa: E402
