@@ -17,6 +17,9 @@ beside each fact.
   num_recent_events=N)))` (agents/run_config.py: the field since 1.27.0; 1.26.0 has none and
   its RunConfig forbids unknown fields; runners.py passes it to `get_session`). A session
   created for the run in the same function (`create_session(...)` then one run) is one turn.
+- Served: `adk web` / `adk api_server` import `{name}.agent` from the agents folder (a top-level
+  package), take its `app` or else its `root_agent` (cli/utils/agent_loader.py), and run it on a
+  session per user: a `root_agent` LLM agent there keeps the session like a runner's.
 - Transfer: an LlmAgent's `sub_agents=[...]` are transfer targets (`transfer_to_agent`,
   flows/llm_flows/agent_transfer.py); the sub-agent then answers from the same session
   and, with `include_contents='default'`, is sent all of it. An agent tree is served across
@@ -50,16 +53,20 @@ from ..values import bound_expression
 from .versions import lowest, version_tuple
 from .vocabulary import Handoff, Kept
 
-TRIGGERS = ((re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"\.\s*run(?:_async)?\s*\(")),)  # both: an ADK run
+TRIGGERS = (
+    (re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"\.\s*run(?:_async)?\s*\(")),  # both: an ADK run
+    (re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"^root_agent\s*=", re.M)),  # both: an agent the ADK CLI serves
+)
 HANDOFF_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"Agent", "LlmAgent"})
-CALLS = frozenset({"run_async"})
 LLM_AGENTS = ("Agent", "LlmAgent")
+CALLS = frozenset({"run_async", *LLM_AGENTS})
 INSTRUCTIONS = ("instruction", "global_instruction")
 RUNNERS = ("Runner", "InMemoryRunner")
 RUNS = ("run_async", "run")
 FRESH = ("create_session", "uuid4", "uuid1")  # a session id made for this run
 ROOT = "root_agent"
+SERVED_FILE = "agent.py"  # agents_dir/{agent_name}/agent.py: what `adk web` / `adk api_server` load
 RECENT_EVENTS = 50  # about 10 turns with a tool call each: user, call, response, reply
 DISTRIBUTION = "google-adk"
 # google-adk 1.27.0 (1.28.0, 2.13.0): agents/run_config.py `RunConfig.get_session_config`,
@@ -230,7 +237,7 @@ def _unbounded(facts, runner: cst.Call, run: cst.Call) -> str | None:
 def memories(facts) -> list[Kept]:
     if not _imports_adk(facts):
         return []
-    found, seen = [], set()
+    found, seen = _served_root(facts), set()
     for run, runner in _runs(facts):
         agent = _unbounded(facts, runner, run) if id(runner) not in seen else None
         seen.add(id(runner))
@@ -246,6 +253,54 @@ def memories(facts) -> list[Kept]:
                           {"history": "session events", "framework": "google-adk", "storage": "framework", "sink": name,
                            "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs], **version}))
     return found
+
+
+def _served_root(facts) -> list[Kept]:
+    """The `root_agent` LLM agent of an `agent.py` that runs no session itself: `adk web` and
+    `adk api_server` import `{name}.agent` with the agents folder on the path, so `{name}` is a
+    top-level package (google-adk 2.13.0 cli/utils/agent_loader.py `_load_from_submodule`, which
+    takes a module-level `app` first), and run the agent on a session per user that each turn
+    adds to. An `agent.py` of a sub-package (`sub_agents/bqml/agent.py`) is a sub-agent of
+    another, not served. Bounded by `include_contents='none'` or an `app = App(...,
+    events_compaction_config=...)`; an `app` built otherwise may compact, and a module that runs
+    the agent on a runner of its own is read as such (`_runs`)."""
+    context = facts.rule.context
+    if os.path.basename(context.path) != SERVED_FILE or _runs(facts) or not context.directory:
+        return []
+    above = os.path.dirname(context.directory)
+    context.data_files.append(os.path.join(above, "__init__.py"))  # a cached result is checked against it
+    if read_data_file(above, "__init__.py") is not None:
+        return []
+    module_level = [node for node in facts.nodes.assigns if isinstance(node, cst.Assign) and facts.function_of(node) is None
+                    and facts.class_of(node) is None]
+    named = {t.target.value: node.value for node in module_level for t in node.targets if isinstance(t.target, cst.Name)}
+    root, app = named.get(ROOT), named.get("app")
+    agent = _value(facts, root)
+    if not isinstance(agent, cst.Call) or not _adk(facts, agent, LLM_AGENTS) or _contents_none(facts, root):
+        return []
+    if app is not None and not (isinstance(app, cst.Call) and callee_name(app) == "App"
+                                and keyword(app, "events_compaction_config") is None):
+        return []
+    version = _version_note(facts)
+    return [Kept(root, f"`{ROOT}` is the agent `adk web` and `adk api_server` serve from `{SERVED_FILE}`, on a session per "
+                 "user that every turn adds to, with no events compaction: its default `include_contents='default'` "
+                 "sends every event of the session to the model on each call (google-adk 2.13)",
+                 _served_advice(version), {"history": "session events", "framework": DISTRIBUTION, "served": True,
+                                           "storage": "framework", "sink": ROOT, **version})]
+
+
+def _served_advice(properties: dict) -> str:
+    """A served agent has no run of this module to give a `run_config`: compaction on its app."""
+    floor = properties.get("version")
+    if floor is not None and version_tuple(floor)[:2] < COMPACTION_SINCE:
+        return (f"google-adk {floor} (from {properties['version_file']}) has no events compaction (1.16.0): upgrade, then "
+                f"serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
+                "compaction_interval=5, overlap_size=1))` from agent.py (the ADK CLI loads a module's `app` before its "
+                "`root_agent`).")
+    return ("Serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
+            "compaction_interval=5, overlap_size=1))` from agent.py (the ADK CLI loads a module's `app` before its "
+            "`root_agent`; google-adk 1.16 and later): older turns are folded into summaries, the session keeps every "
+            "event.")
 
 
 def _version_note(facts) -> dict:
@@ -286,6 +341,8 @@ def fix(finding: Finding, module: cst.Module, wrapper, lines):
     `include_contents='none'` makes the agent forget the conversation: advice."""
     if finding.properties.get("framework") != DISTRIBUTION:
         return None
+    if finding.properties.get("served"):
+        return None, _served_advice(finding.properties)  # the app the CLI serves is rebuilt around it: advice
     advice = _advice(finding.properties)
     version = finding.properties.get("version")
     if version is None or version_tuple(version)[:2] < RECENT_SINCE:
