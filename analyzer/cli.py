@@ -11,8 +11,6 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .baseline import BaselineError, new_findings, read_baseline, write_baseline
-from .apply import fix_messages, fix_run, fix_summary
 from .cache import CACHE_DIR, clean
 from .config import ConfigError, Settings, load_settings
 from .findings import Finding, Severity
@@ -62,6 +60,8 @@ def _statistics(findings: list[Finding]) -> str:
 
 
 def _without_baselined(findings: list[Finding], path: Path) -> list[Finding]:
+    from .baseline import BaselineError, new_findings, read_baseline
+
     try:
         return new_findings(findings, read_baseline(path))
     except BaselineError as exc:
@@ -71,6 +71,8 @@ def _without_baselined(findings: list[Finding], path: Path) -> list[Finding]:
 
 def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
     """`--write-baseline` / `--add-noqa`: record or comment the findings instead of reporting."""
+    from .baseline import write_baseline
+
     errors = list(result.errors)
     if baseline:
         try:
@@ -147,6 +149,8 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         sys.exit(EXIT_ERROR)
     fixes = None
     if fix or diff:
+        from .apply import fix_messages, fix_run
+
         result, fixes = fix_run(result, settings, paths, unsafe_fixes, write=not diff, force_exclude=force_exclude,
                                 cache=not no_cache)
         for line in fix_messages(fixes):
@@ -174,6 +178,8 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
             reporter = importlib.import_module(f"chatbound.reporters.{output_format}")
             stream.write(reporter.render(result, shown, colour=not output_file and _colour(sys.stdout)))
             if output_format == "text" and not quiet:
+                from .apply import fix_summary  # fixes load only where a run reports or applies them
+
                 stream.write(("\n" if shown else "") + " ".join(filter(None, [summary(result), fix_summary(result.active, fixes)])) + "\n")
     finally:
         if output_file:

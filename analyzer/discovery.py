@@ -1,19 +1,19 @@
 """Which files to check: walk directories like `ruff check`, honouring .gitignore and excludes.
 
 Paths are plain strings while walking (absolute, normalized): a `Path` per file and per
-comparison was most of a re-run's time. `below` answers what `Path.relative_to` would, by
-spelling, and each folder's place under the root and under each .gitignore is worked out
-once for all its entries."""
+comparison was most of a re-run's time, and a run served from the cache makes none (`names`).
+`below` answers what `Path.relative_to` would, by spelling, and each folder's place under the
+root and under each .gitignore is worked out once for all its entries."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
-from pathspec.util import normalize_file
 
 from .findings import FileError
 
@@ -23,14 +23,24 @@ NOTEBOOK_SUFFIX = ".ipynb"  # Jupyter notebooks, checked by default as ruff does
 
 @dataclass
 class Discovery:
-    files: list[Path] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # absolute and normalized, sorted as Paths sort
     errors: list[FileError] = field(default_factory=list)
+
+    @functools.cached_property
+    def files(self) -> list[Path]:
+        return [Path(name) for name in self.names]
 
 
 def below(path: str, folder: str) -> str | None:
     """`path` relative to `folder` (both absolute and normalized) when strictly below it."""
-    prefix = os.path.join(folder, "")  # with one trailing separator, "/" included
+    prefix = _inside(folder)
     return path[len(prefix):] if path.startswith(prefix) and len(path) > len(prefix) else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _inside(folder: str) -> str:
+    """`folder` with one trailing separator, "/" included: asked once per file of a run."""
+    return os.path.join(folder, "")
 
 
 def _prefix(directory: str, base: str) -> str:
@@ -40,6 +50,42 @@ def _prefix(directory: str, base: str) -> str:
     if inside is None:
         return ""
     return (inside if os.sep == "/" else inside.replace(os.sep, "/")) + "/"
+
+
+_ANY_FOLDER = "^(?:.+/)?"  # how pathspec's regex of a pattern that matches in any folder begins
+
+
+def _branches(regex: str) -> bool:
+    """Whether `regex` is an alternation at its top level (`a|b`): a prefix put before it
+    would bind to its first branch only."""
+    depth, escaped, in_class = 0, False, False
+    for char in regex:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
+def _union(regexes: list[str]) -> str:
+    """One regex matching where any of `regexes` matches. Those that match in any folder
+    share their prefix, which the engine then tries once per path, not once per pattern (each
+    try runs over the path's folders: with the 19 default excludes, 14 times faster)."""
+    anywhere = [regex for regex in regexes if regex.startswith(_ANY_FOLDER) and not _branches(regex)]
+    rooted = [regex for regex in regexes if regex not in anywhere]
+    if anywhere:
+        rooted.append(_ANY_FOLDER + "(?:" + "|".join(regex[len(_ANY_FOLDER):] for regex in anywhere) + ")")
+    return "|".join(rooted) or "(?!)"
 
 
 class _Patterns:
@@ -53,13 +99,14 @@ class _Patterns:
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
         active = [p for p in self.spec.patterns if p.include is not None and p.regex is not None]
         plain = all(p.include and p.regex.flags == re.UNICODE for p in active)
-        union = "|".join(self._NAMED_GROUP.sub("(?:", p.regex.pattern) for p in active) or "(?!)"
+        union = _union([self._NAMED_GROUP.sub("(?:", p.regex.pattern) for p in active])
         self.union = re.compile(union) if plain else None
 
     def match_file(self, path: str) -> bool:
+        """`path`: posix, relative, as `_prefix` spells it (what pathspec's normalize_file gives)."""
         if self.union is None:
             return self.spec.match_file(path)
-        return self.union.search(normalize_file(path)) is not None
+        return self.union.search(path) is not None
 
 
 class _Ignores:
@@ -120,7 +167,7 @@ def discover(
         elif not (force_exclude and ignores.excluded(path, is_dir=False)) and (notebooks or not path.endswith(NOTEBOOK_SUFFIX)):
             files.append(path)
     # sorted as Paths sort, part by part: as strings whose separator sorts before any character
-    found.files = [Path(path) for path in sorted(set(files), key=lambda path: path.replace(os.sep, "\0"))]
+    found.names = sorted(set(files), key=lambda path: path.replace(os.sep, "\0"))
     return found
 
 
@@ -133,8 +180,7 @@ def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery, suffi
             ignores.load_gitignore(directory)
         anchored = ignores.in_folder(directory)
         dirnames[:] = sorted(name for name in dirnames if not _excluded(anchored, name, is_dir=True))
+        inside = os.path.join(directory, "")
         files.extend(
-            os.path.join(directory, name)
-            for name in filenames
-            if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
+            inside + name for name in filenames if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
         )

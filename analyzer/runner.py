@@ -9,15 +9,12 @@ parse, in a process pool when there is enough to parse.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import stat
 import sys
 import time
 import warnings
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
@@ -28,12 +25,14 @@ from .cache import Cache
 from .config import Settings, check_options
 from .dependencies import with_declared_engine
 from .discovery import below, discover
-from .project.model import Linked, Links
 from .findings import FileError, FileResult, Finding, one_line, with_fingerprints
 from .notebooks import MAX_NOTEBOOK_BYTES, Cells, in_cells, is_notebook, read
 from .registry import all_rules, matches, select_rules
 
-if TYPE_CHECKING:  # LibCST and the rules load where a file is parsed: a run served from the cache loads neither
+if TYPE_CHECKING:  # LibCST, the rules and process pools load where a file is parsed: a run served from the cache loads none
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from .project.model import Linked, Links
     from .project.users import WorkspaceLinks
     from .rule import Rule
 
@@ -79,13 +78,14 @@ class _Job:
     links: Links | None = None  # what its importers say about its names (chatbound.project.users)
 
 
-def display_path(path: Path, cwd: str = "") -> str:
+def display_path(path: Path | str, cwd: str = "") -> str:
     """Relative to the working directory (`cwd`, when the caller has it) when below it, as
     ruff prints paths."""
     cwd = cwd or os.getcwd()
     inside = below(os.fspath(path), cwd)
     if inside is not None and os.sep == "/":
         return inside
+    path = Path(path)
     try:  # the folder itself, or Windows' rules
         return path.relative_to(cwd).as_posix()
     except ValueError:
@@ -128,6 +128,29 @@ def read_source(path: Path, shown: str) -> bytes | FileError:
             os.close(handle)
     except OSError as exc:
         return FileError(shown, f"cannot read: {one_line(exc.strerror or exc)}")
+
+
+def _regular(path: str) -> os.stat_result | None:
+    """The stat of a regular file, taken before it is read (`StatIndex.record`); None for
+    anything else, which `read_source` reports."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
+
+
+def _every_source(files: list[Path], sources: dict[Path, bytes]) -> dict[Path, bytes]:
+    """The bytes of every Python file of the run, in its order, for the project pass: those it
+    read, and those the cache knew by their stat, read now."""
+    every = {}
+    for path in files:
+        source = sources.get(path)
+        if source is None and not is_notebook(path.name):
+            source = read_source(path, path.name)
+        if isinstance(source, bytes):
+            every[path] = source
+    return every
 
 
 def _too_large(shown: str, size: int, limit: int) -> FileError:
@@ -186,24 +209,31 @@ def run(
     on stderr for long runs when stderr is a terminal.
     """
     found = discover(paths, settings.root, settings.excludes, force_exclude, settings.notebooks)
-    result = RunResult(errors=list(found.errors), files=len(found.files))
+    result = RunResult(errors=list(found.errors), files=len(found.names))
     options = rule_options(settings)
     store = Cache.open(settings.root, settings.select, settings.ignore, options) if cache else None
 
-    outcomes: list[FileResult | None] = [None] * len(found.files)
+    outcomes: list[FileResult | None] = [None] * len(found.names)
     misses: list[tuple[int, Path, str, bytes]] = []
     cwd = os.getcwd()
     read_bytes = 0
     sources: dict[Path, bytes] = {}
-    for index, path in enumerate(found.files):
-        shown = display_path(path, cwd)
+    for index, name in enumerate(found.names):
+        shown = display_path(name, cwd)
+        status = _regular(name) if store is not None else None
+        if status is not None and (hit := store.known(name, shown, status)) is not None:
+            outcomes[index] = hit  # unchanged by its stat: not read
+            result.cached += 1
+            read_bytes += status.st_size
+            continue
+        path = Path(name)
         source = read_source(path, shown)
         read_bytes += len(source) if isinstance(source, bytes) else 0
         if isinstance(source, bytes) and not is_notebook(shown):
             sources[path] = source
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
-        elif store is not None and (hit := store.get(shown, source)) is not None:
+        elif store is not None and (hit := store.get(shown, source, name, status)) is not None:
             outcomes[index] = hit
             result.cached += 1
         else:
@@ -218,7 +248,7 @@ def run(
     # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full on cold and warm runs alike)
     small = read_bytes <= PROJECT_MAX_BYTES
     project = (str(settings.root), store.key if store is not None else "") if small else None
-    links = _project_links(sources, settings.root) if project is not None and misses else {}
+    links = _project_links(_every_source(found.files, sources), settings.root) if project is not None and misses else {}
     if project is not None and misses:
         from .project.index import new_run
 
@@ -242,7 +272,7 @@ def run(
         done += [(job, _check_job(job, options)) for job in narrowed if not job.rules]
         jobs = [job for job in narrowed if job.rules]
 
-    with _progress_bar(len(jobs), enabled=progress and len(found.files) > PROGRESS_MIN_FILES) as advance:
+    with _progress_bar(len(jobs), enabled=progress and len(found.names) > PROGRESS_MIN_FILES) as advance:
         done.extend(_analyze_all(jobs, options, advance, pool))
     for job, file_result in sorted(done, key=lambda pair: pair[0].index):
         if job.cells is not None:
@@ -263,13 +293,14 @@ def run(
 
     ignores = per_file_ignores(settings)
     declarations: dict = {}  # per project folder, for this run
-    for path, file_result in zip(found.files, outcomes):
+    for name, file_result in zip(found.names, outcomes):
         if file_result is None:
             continue
         if file_result.error:
             result.errors.append(file_result.error)
         result.warnings.extend(file_result.warnings)
         if file_result.findings:
+            path = Path(name)
             findings = with_fingerprints(file_result.findings, project_path(path, settings.root))
             findings = with_declared_engine(findings, path, settings.root, declarations)
             result.findings.extend(without_ignored(findings, path, settings, ignores))
@@ -425,6 +456,8 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
 
     readers = [rule for rule in job.rules if rule.CROSS_MODULE or rule.READS_LINKS]
     if not readers and not (cross and may_import_chat(job.source)):
+        from .project.model import Linked
+
         return replace(job, linked=Linked(modules=job.links.modules, links=job.links)) if job.links else job
     # which modules may send: the cross-module rules' triggers, whichever rules were selected
     index = project_index(*job.project, cross or tuple(r for r in all_rules() if r.CROSS_MODULE), options)
@@ -501,6 +534,9 @@ def plain_warnings() -> None:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=plain_warnings
     )
@@ -531,6 +567,9 @@ def _in_pool(
     native code) breaks the pool: the chunks then in flight are retried one file at a time in a
     single-worker pool, where the file that kills its worker is found and reported; the rest
     carry on in a new pool. A pool is left to wind down while the run writes its results."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     pending = deque(_chunks(jobs, workers))
     if started is not None and not pending:
         started.shutdown(wait=False)
@@ -567,6 +606,8 @@ def _winding_down(pool: ProcessPoolExecutor) -> Iterator[None]:
 
 
 def _chunk_results(future: Future, chunk: list[_Job]) -> list[FileResult]:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return future.result()
     except BrokenProcessPool:
@@ -580,6 +621,8 @@ def _one_by_one(
     queue: deque[_Job], options: dict, advance: Callable[[int], None]
 ) -> Iterator[tuple[_Job, FileResult]]:
     """One file at a time in a single worker: a file that kills its worker is the culprit."""
+    from concurrent.futures.process import BrokenProcessPool
+
     while queue:
         with _pool(1) as pool:
             try:
