@@ -7,13 +7,11 @@ flags the same history in the same scope; otherwise it is dropped with the reaso
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .atomic import write_atomic
 from .dependencies import DISTRIBUTION, ENGINE, declaration_for, declared_text, needs_engine
 from .findings import Edit, FileError, FileResult, Finding
 from .notebooks import is_notebook
@@ -42,6 +40,8 @@ class FileFix:
     def diff(self) -> str:
         """A unified diff that `git apply` and `patch` read, a last line without its newline
         marked as git marks it."""
+        import difflib  # loaded where a diff is made: `fix_summary` is on every text report's path
+
         lines = difflib.unified_diff(
             self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True), f"a/{self.path}", f"b/{self.path}"
         )
@@ -205,6 +205,8 @@ def fix_findings(
 
 
 def _written(path: Path, data: bytes, roots: Sequence[Path], report: FixReport, shown: str) -> bool:
+    from .atomic import write_atomic
+
     try:
         write_atomic(path, data, roots or [Path.cwd()])
     except OSError as exc:

@@ -85,10 +85,12 @@ def test_ignored_rules_do_not_reuse_the_entries(write, monkeypatch):
     assert [f.rule_id for f in _run(root).findings] == ["RAG-EXCESSIVE-TOP-K"]
 
 
-# Prints, at exit, which of LibCST and the rules the run loaded.
+# Prints, at exit, which of LibCST, the rules, process pools, package metadata, diffs and the
+# project pass the run loaded.
 LOADED = (
     "import atexit, sys\n"
-    "atexit.register(lambda: print(sorted(m for m in sys.modules if m == 'libcst' or m.startswith('chatbound.rules.')),"
+    "heavy = ('libcst', 'multiprocessing', 'concurrent.futures', 'importlib.metadata', 'difflib', 'chatbound.project')\n"
+    "atexit.register(lambda: print(sorted(m for m in sys.modules if m in heavy or m.startswith('chatbound.rules.')),"
     " file=sys.stderr))\n"
     "from chatbound.cli import main\n"
     "main()\n"
@@ -96,7 +98,7 @@ LOADED = (
 
 
 @pytest.mark.parametrize("output_format", ["text", "json"])
-def test_a_run_served_from_the_cache_loads_neither_libcst_nor_a_rule(write, output_format):
+def test_a_run_served_from_the_cache_loads_neither_libcst_nor_a_rule_nor_a_process_pool(write, output_format):
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
 
     def check():

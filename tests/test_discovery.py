@@ -94,3 +94,26 @@ def test_patterns_without_a_negation_match_as_pathspec_matches_them_one_by_one()
     assert ours.union is None  # a negation: pathspec decides
     assert [p for p in PATHS if ours.match_file(p)] == [p for p in PATHS if reference.match_file(p)]
     assert "xy.py" not in [p for p in PATHS if ours.match_file(p)]
+
+
+def test_the_default_excludes_in_one_regex_match_as_pathspec_matches_them():
+    import pathspec
+
+    from chatbound.config import DEFAULT_EXCLUDE
+    from chatbound.discovery import _Patterns
+
+    paths = ["venv/", "src/venv/", "venvs/", "my_venv/", "build/", "a/b/build/", "builder.py", "dist/", "env.py",
+             "pkg/.git/", ".github/", "node_modules/x/", "src/app.py", "a/__pycache__/", ".env", "x/.envrc"]
+    ours, reference = _Patterns(list(DEFAULT_EXCLUDE)), pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDE)
+    assert [p for p in paths if ours.match_file(p)] == [p for p in paths if reference.match_file(p)]
+    assert [p for p in paths if ours.match_file(p)] == [
+        "venv/", "src/venv/", "build/", "a/b/build/", "dist/", "pkg/.git/", "node_modules/x/", "a/__pycache__/", ".env"]
+
+
+def test_a_regex_that_branches_at_its_top_level_keeps_its_own_prefix():
+    import re
+
+    from chatbound.discovery import _union
+
+    union = re.compile(_union(["^(?:.+/)?a$", "^(?:.+/)?x|y$"]))  # the second is "x anywhere, or ends in y"
+    assert [p for p in ["a", "q/a", "qa", "q/x", "qy"] if union.search(p)] == ["a", "q/a", "q/x", "qy"]
