@@ -33,12 +33,12 @@ class Discovery:
 
 def below(path: str, folder: str) -> str | None:
     """`path` relative to `folder` (both absolute and normalized) when strictly below it."""
-    prefix = _inside(folder)
+    prefix = _with_separator(folder)
     return path[len(prefix):] if path.startswith(prefix) and len(path) > len(prefix) else None
 
 
 @functools.lru_cache(maxsize=1024)
-def _inside(folder: str) -> str:
+def _with_separator(folder: str) -> str:
     """`folder` with one trailing separator, "/" included: asked once per file of a run."""
     return os.path.join(folder, "")
 
@@ -180,7 +180,7 @@ def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery, suffi
             ignores.load_gitignore(directory)
         anchored = ignores.in_folder(directory)
         dirnames[:] = sorted(name for name in dirnames if not _excluded(anchored, name, is_dir=True))
-        inside = os.path.join(directory, "")
+        folder = os.path.join(directory, "")
         files.extend(
-            inside + name for name in filenames if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
+            folder + name for name in filenames if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
         )

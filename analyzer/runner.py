@@ -245,7 +245,7 @@ def run(
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
-    # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full on cold and warm runs alike)
+    # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full when a file is analysed)
     small = read_bytes <= PROJECT_MAX_BYTES
     project = (str(settings.root), store.key if store is not None else "") if small else None
     links = _project_links(_every_source(found.files, sources), settings.root) if project is not None and misses else {}
