@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
 from .messages import callee_name
-from .values import bound_expression
+from .values import bound_expression, grown_from
 
 MAX_DEPTH = 12
 MAX_FILE_BYTES = 1_000_000
@@ -91,7 +91,9 @@ def text_of(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression, depth: int 
         bound = bound_expression(rule, node)
         if bound is not None:
             return text_of(rule, bound, depth)
-        return None
+        grown = grown_from(rule, node)  # `p = BASE`, then `p += extra`: at least BASE
+        inner = text_of(rule, grown, depth) if grown is not None else None
+        return Text(inner.value, inner.node, True, inner.file) if inner else None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return _combine([text_of(rule, node.left, depth), text_of(rule, node.right, depth)], node)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
@@ -100,6 +102,28 @@ def text_of(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression, depth: int 
     if isinstance(node, cst.Call):
         return _call_text(rule, node, depth)
     return None
+
+
+def text_root(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression a text is built from, through what `text_of` follows that keeps it whole
+    (a local, `.format(...)`, `.strip()`, `dedent(...)`, `+ more`): `SYSTEM` of
+    `p = SYSTEM.format(day=d); p += extra`, a constant another module may define."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(node, cst.Name):
+            inner = bound_expression(rule, node) or grown_from(rule, node)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            inner = node.left
+        elif isinstance(node, cst.Call) and callee_name(node) in ("dedent", "cleandoc"):
+            inner = _positional(node)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and callee_name(node) in (
+                "strip", "lstrip", "rstrip", "format", "format_map"):
+            inner = node.func.value
+        else:
+            inner = None
+        if inner is None:
+            return node
+        node = inner
+    return node
 
 
 def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int) -> Text | None:

@@ -57,6 +57,19 @@ def bound_expression(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseE
     return _assigned_value(rule, target)
 
 
+def grown_from(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseExpression | None:
+    """The expression `name` is assigned from once, when every other binding of its scope
+    only adds to it (`p = BASE.format(...)`, then `p += extra`): what it holds at least."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    targets = [getattr(a, "node", None) for a in scope[name.value]] if scope is not None else []
+    added = [t for t in targets if isinstance(t, cst.Name) and isinstance(
+        (parent := rule.get_metadata(ParentNodeProvider, t, None)), cst.AugAssign) and isinstance(parent.operator, cst.AddAssign)]
+    plain = [t for t in targets if t not in added]
+    if not added or len(plain) != 1 or not isinstance(plain[0], cst.Name):
+        return None
+    return _assigned_value(rule, plain[0])
+
+
 def _from_name(rule: cst.BatchableCSTVisitor, name: cst.Name) -> Constant | None:
     return _with_origin(rule, name.value, bound_expression(rule, name))
 

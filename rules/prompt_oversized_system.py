@@ -5,17 +5,18 @@ from __future__ import annotations
 import ast
 import os
 import re
+from dataclasses import replace
 
 import libcst as cst
 
-from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
 
 from chatbound import frameworks
 from chatbound.findings import Severity
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.sinks import dotted
 from chatbound.messages import ast_callee_name, callee_name, string
-from chatbound.texts import Text, text_of
+from chatbound.texts import Text, text_of, text_root
 from chatbound.precheck import literal_bytes
 from chatbound.project.imports import imports_of
 from chatbound.project.model import RemoteText
@@ -113,7 +114,9 @@ class PromptOversizedSystem(Rule):
     (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
     a file is read as text, never imported. A text kept in another module of the project
     (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`) is read there by the project
-    pass. Reported once per text, where it is defined, or where it is sent when it is defined
+    pass; one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at
+    least its size) counts where it opens a list that carries a conversation
+    (`[system] + messages`, `[system, *messages]`). Reported once per text, where it is defined, or where it is sent when it is defined
     in another module (that module's line is the related location); a block marked for
     prompt caching (`cache_control`) is not reported. The message gives the count and the
     encoding.
@@ -398,7 +401,7 @@ class PromptOversizedSystem(Rule):
             local = not isinstance(expression, cst.Name) or expression.value in self.assigned
             text = text_of(self, expression) if local else None
             if text is None:
-                remote = self._imported_text(expression)
+                remote = self._imported_text(expression, use)
                 if remote is not None:
                     kinds, uses = imported.setdefault(remote, (set(), []))
                     kinds.add(kind)
@@ -419,6 +422,19 @@ class PromptOversizedSystem(Rule):
             count = encoder(remote.value)
             if "sent" in kinds and count > self.limit:
                 self._report_imported(remote, count, encoding, uses[0])
+
+    def _beside_conversation(self, use: cst.CSTNode) -> bool:
+        """The system message opens a list that carries a conversation: `[system] + messages`,
+        `[system, *messages]` (each call of a tool loop or a chat resends it with the history)."""
+        element = self.get_metadata(ParentNodeProvider, use, None)
+        listed = self.get_metadata(ParentNodeProvider, element, None) if isinstance(element, cst.Element) else None
+        if not isinstance(listed, cst.List):
+            return False
+        if any(isinstance(e, cst.StarredElement) for e in listed.elements):
+            return True
+        joined = self.get_metadata(ParentNodeProvider, listed, None)
+        return (isinstance(joined, cst.BinaryOperation) and isinstance(joined.operator, cst.Add)
+                and not isinstance(joined.right if joined.left is listed else joined.left, cst.List))
 
     def _assembled(self, call: cst.Call) -> None:
         """A system prompt a framework builds from parts (inline, or an entry of its config
@@ -447,19 +463,25 @@ class PromptOversizedSystem(Rule):
             self._finding(call, f"{what} is {at_least}{count} tokens", count,
                           encoder.encoding.removesuffix("_offline"), [])
 
-    def _imported_text(self, expression: cst.BaseExpression) -> RemoteText | None:
+    def _imported_text(self, expression: cst.BaseExpression, use: cst.CSTNode) -> RemoteText | None:
         """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported
-        from `.prompts`, or `prompts.SYSTEM_PROMPT`), as the project pass linked it."""
+        from `.prompts`, or `prompts.SYSTEM_PROMPT`), as the project pass linked it. One filled
+        in (`p = SUPERVISOR.format(day=d)`, then `p += extra`) is a template for one call: it
+        counts where that call resends it with a conversation (`[system] + messages`)."""
         project = self.context.project
         if project is None or not project.texts:
             return None
-        parts = dotted(expression)
+        root = text_root(self, expression)  # `p = SUPERVISOR.format(day=d)`: SUPERVISOR, formatted
+        if root is not expression and not self._beside_conversation(use):
+            return None
+        parts = dotted(root)
         if not parts:
             return None
         if self.bindings is None:
             self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
         base = self.bindings.get(parts[0])
-        return project.texts.get(".".join((base, *parts[1:]))) if base is not None else None
+        remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None else None
+        return replace(remote, partial=True) if remote is not None and root is not expression else remote
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""
