@@ -73,6 +73,8 @@ UNSAFE_BY_DESIGN = {
     "adk/concierge": "advice only: the agent adk web serves gets compaction from an App the project builds around it",
     "adk/served": "advice only, as adk/concierge",
     "prompts_project/garden_app": "advice only, as adk/concierge",
+    "frameworks_project/streamlit_trip": "advice only: an Agents SDK run's input list the project keeps (a Streamlit "
+    "session's chat) is no session and no replayed to_input_list(); the send wrap covers plain and LangChain lists",
     "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "
     "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
     "smolagents/gradio_app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",

@@ -231,3 +231,19 @@ def test_a_factory_is_found_through_its_package_and_not_through_a_script_of_the_
     given = links[str(tmp_path / "app" / "assistants" / "factory.py")].given
     assert [(m.tag, m.place.path, m.place.span.line) for m in given["make_node"]] == [
         ("langgraph.checkpointer", "app/graph.py", 7), ("langgraph.factory:0:build", "app/graph.py", 6)]
+
+
+def test_agents_run_on_a_streamlit_session_chat_hand_over_the_whole_conversation(tmp_path, monkeypatch):
+    shutil.copytree(FIXTURES / "frameworks_project" / "streamlit_trip", tmp_path / "trip")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path, select=["AGENT-OVERSIZED-HANDOFF"])
+    found = run([tmp_path], settings).active
+    assert [(f.path, f.span.line, f.span.col) for f in found] == [("trip/trip_agents.py", 7, 103), ("trip/trip_agents.py", 7, 112)]
+    assert "runs continue the conversation in trip/app.py:15" in found[0].message
+    app = tmp_path / "trip" / "app.py"
+    sent = "Runner.run(planner, st.session_state.chat)"
+    source = app.read_text()
+    app.write_text(source.replace(sent, "Runner.run(planner, [dict(m) for m in st.session_state.chat])"))
+    assert len(run([tmp_path], settings).active) == 2  # a list made from the session's chat
+    app.write_text(source.replace(sent, "Runner.run(planner, text)"))
+    assert run([tmp_path], settings).active == []  # the chat is kept for display; each run gets one message

@@ -21,9 +21,10 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   project pins (`chatbound.frameworks.versions`). `agent.as_tool()` passes a brief (the tool's
   input) and is no handoff.
 - A handoff matters where the runs continue a conversation (`session=`, `previous_response_id=`,
-  `conversation_id=`, a replayed `to_input_list()`): in the module, or in a module that imports
-  its agents and runs them so (`chatbound.project.users`: agents in `agents.py`, the server in
-  `server.py`).
+  `conversation_id=`, a replayed `to_input_list()`, or an input made from a web session's chat
+  list that the module grows: a Streamlit page run on `st.session_state.chat` every rerun): in
+  the module, or in a module that imports its agents and runs them so (`chatbound.project.users`:
+  agents in `agents.py`, the server in `server.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ..edits import (
 from ..findings import Finding, Fix, Span
 from ..messages import callee_name
 from ..sinks import keyword
+from ..histories.storage import SESSION_OBJECTS
 from .versions import pinned, version_tuple
 from .vocabulary import Handoff, Kept, links
 
@@ -221,9 +223,42 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
             and isinstance(c.func.value, ast.Name) and c.func.value.id == "Runner"]
     continued = any(isinstance(c.func, ast.Attribute) and c.func.attr == "to_input_list"
                     or any(k.arg in CONTINUED_BY for k in c.keywords) for c in calls)
-    if not runs or not continued:
+    session = [run for run in runs if _session_history(tree, run, imported, calls)]
+    if not runs or not (continued or session):
         return []
-    return [(local, CONTINUED_TAG, runs[0]) for local, target in imported.items() if not target.startswith("agents")]
+    return [(local, CONTINUED_TAG, (session or runs)[0]) for local, target in imported.items()
+            if not target.startswith("agents")]
+
+
+def _session_history(tree: ast.Module, run: ast.Call, imported: dict[str, str], calls: list[ast.Call]) -> bool:
+    """The run's input is a conversation a web session keeps and the module grows: a session
+    object's list (`st.session_state.chat_history`, whose `.append(...)` the module calls), or
+    a list made from it by a loop or a comprehension."""
+    given = run.args[1] if len(run.args) > 1 else next((k.value for k in run.keywords if k.arg == "input"), None)
+    sources = [given] if given is not None else []
+    if isinstance(given, ast.Name):
+        sources += [node.iter for node in ast.walk(tree) if isinstance(node, ast.For) and any(
+            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in ("append", "extend")
+            and isinstance(inner.func.value, ast.Name) and inner.func.value.id == given.id for inner in ast.walk(node))]
+        sources += [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == given.id for t in node.targets)]
+    sources += [generator.iter for source in list(sources) if isinstance(source, (ast.ListComp, ast.GeneratorExp))
+                for generator in source.generators]
+    grown = {ast.dump(c.func.value) for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")}
+    return any(ast.dump(source) in grown and _kept_by_session(source, imported) for source in sources)
+
+
+def _kept_by_session(expr: ast.expr, imported: dict[str, str]) -> bool:
+    """`st.session_state.x` / `st.session_state["x"]`: an item of a session object (`chatbound.
+    histories.storage.SESSION_OBJECTS`: Streamlit, Flask, Chainlit), which lasts across turns."""
+    parts = []
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        parts.append(expr.attr if isinstance(expr, ast.Attribute) else "[]")
+        expr = expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in imported or not parts:
+        return False
+    qualified = ".".join([imported[expr.id], *reversed(parts)])
+    return any(qualified.startswith(f"{session}.") for session in SESSION_OBJECTS)
 
 
 # --- fixes ----------------------------------------------------------------------------------------
