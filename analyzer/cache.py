@@ -58,7 +58,7 @@ def run_key(select: Iterable[str], ignore: Iterable[str], options: dict[str, Any
          "ignore": sorted(code.strip().upper() for code in ignore)},
         sort_keys=True, default=repr,
     )
-    code = [f"{path} {stats.content_hash(path)}" for path in _code_files()]
+    code = [str(stats.content_hash(path)) for path in _code_files()]  # not where it is installed: venvs share entries
     return hashlib.sha256("\n".join([settings, *code]).encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 

@@ -245,3 +245,29 @@ def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_i
     assert bad_exit == 2 and bad_report == ""
     assert bad_stderr[0] == (f"error: {root / 'pyproject.toml'}: unknown key `options.max-topk` (known rule options: "
                              "max-system-tokens, max-tools, max-top-k)")
+
+
+def test_the_same_code_installed_in_two_places_shares_the_entries(write, tmp_path_factory):
+    import shutil
+
+    import chatbound
+    import chatbound.rules
+
+    root = write({"chat.py": CHAT})
+    installs = []
+    for name in ("one", "two"):  # as two virtualenvs, or pre-commit's and the project's, hold it
+        install = tmp_path_factory.mktemp(name)
+        shutil.copytree(os.path.dirname(chatbound.__file__), install / "chatbound",
+                        ignore=shutil.ignore_patterns("__pycache__", "rules"))
+        shutil.copytree(os.path.dirname(chatbound.rules.__file__), install / "chatbound" / "rules",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        installs.append(install)
+
+    def check(install):
+        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."], cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(install)}, capture_output=True, text=True, timeout=120)
+        return done.stdout, done.stderr.splitlines()[-1]
+
+    first_report, first_loaded = check(installs[0])
+    second_report, second_loaded = check(installs[1])
+    assert "'libcst'" in first_loaded and second_loaded == "[]" and second_report == first_report and "k=20" in first_report
