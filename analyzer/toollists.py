@@ -6,6 +6,7 @@ rule resolves its own module's lists with names and scopes, and counts routes th
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -160,3 +161,17 @@ def _nodes(node: cst.CSTNode):
         yield current
         if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(current.children)
+
+
+def registered_tools(script: str) -> list[str] | None:
+    """The functions a server script registers as tools with a `.tool` decorator (`@mcp.tool`,
+    `@mcp.tool(name=...)`, `@server.tool()`), or None when the text is no Python."""
+    try:
+        tree = ast.parse(script)
+    except (SyntaxError, ValueError):
+        return None
+    return [
+        node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            isinstance(target := (d.func if isinstance(d, ast.Call) else d), ast.Attribute) and target.attr == "tool"
+            for d in node.decorator_list)
+    ]

@@ -15,7 +15,7 @@ from chatbound import frameworks, toollists
 from chatbound.findings import Severity
 from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
-from chatbound.texts import read_data_file
+from chatbound.texts import read_data_file, text_of
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.histories import walk
 from chatbound.project.imports import imports_of
@@ -127,6 +127,9 @@ class ToolsAllRegistered(Rule):
     in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
     without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`
     ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
+    A server whose source the module holds, a script its parameters run with `python -c`
+    (a text, or what a function of the module returns), is counted instead: the functions it
+    registers with a `.tool` decorator (`@mcp.tool()`), like any list.
 
     A list written out tool by tool (or an agent's own `@agent.tool` functions) is a choice, and
     is not flagged when the code shows it is one job's toolkit or part of a split:
@@ -405,7 +408,10 @@ class ToolsAllRegistered(Rule):
                 if isinstance(held, cst.Await):
                     held = held.expression
                 server = frameworks.server_tools(self.imports, held) if isinstance(held, cst.Call) else None
-                return Tools([], servers=(server,)) if server is not None else self._imported(node, returned=False)
+                if server is not None:
+                    served = self._served_here(held)
+                    return served or Tools([], servers=(server,))
+                return self._imported(node, returned=False)
             inner = self._tools(bound, depth)
             if inner is not None and inner.definition is None:
                 inner.definition = bound
@@ -531,6 +537,27 @@ class ToolsAllRegistered(Rule):
                 found |= self._objects(argument, depth + 1) if function is not None else {argument.value}
             return found
         return set()
+
+    def _served_here(self, server: cst.Call) -> Tools | None:
+        """The tools of an MCP server whose source this module holds: a script its parameters
+        run with `python -c SCRIPT` (a text, or what a function of the module returns), counted
+        by the functions it registers (`@mcp.tool`). None when the server's source is elsewhere."""
+        params = server.args[0].value if server.args else None
+        params = bound_expression(self, params) if isinstance(params, cst.Name) else params
+        args = next((a.value for a in params.args if a.keyword and a.keyword.value == "args"), None) if isinstance(
+            params, cst.Call) else None
+        items = [e.value for e in args.elements] if isinstance(args, (cst.List, cst.Tuple)) else []
+        flag = next((i for i, item in enumerate(items) if isinstance(item, cst.SimpleString) and item.evaluated_value == "-c"), None)
+        if flag is None or flag + 1 >= len(items):
+            return None
+        script = items[flag + 1]
+        if isinstance(script, cst.Call):
+            script = self._returned(script) or script
+        text = text_of(self, script)
+        tools = toollists.registered_tools(text.value) if text is not None and not text.partial else None
+        if tools is None:
+            return None
+        return Tools([cst.Name(name) for name in tools], how="every tool of the server script it runs", picked=False)
 
     def _toolset(self, element: cst.BaseExpression) -> str | None:
         """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""

@@ -180,6 +180,14 @@ NEAR_MISSES = {
             "def transfer_to_billing():\n    return billing\n"
             "router = Agent(name='router', tools=[handoff(billing), transfer_to_billing, lookup, faq, hours])\n"
         ),
+        "every tool of an MCP server whose script, run here with python -c, registers two": (
+            "from smolagents import CodeAgent, MCPClient\n"
+            "SERVER = 'from mcp.server.fastmcp import FastMCP\\nmcp = FastMCP(\"w\")\\n"
+            "@mcp.tool()\\ndef today(city): ...\\n@mcp.tool()\\ndef week(city): ...\\nmcp.run()'\n"
+            "def ask(q, model):\n"
+            "    with MCPClient(StdioServerParameters(command='python', args=['-c', SERVER])) as tools:\n"
+            "        return CodeAgent(model=model, tools=tools).run(q)\n"
+        ),
         "a coordinator whose tools are agents run as tools": (
             "from google.adk.tools.agent_tool import AgentTool\n"
             "coordinator = LlmAgent(name='coordinator', tools=[AgentTool(agent=research), AgentTool(agent=writer),\n"
