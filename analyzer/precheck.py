@@ -267,13 +267,24 @@ def rules_for(source: bytes, rules: Sequence[type[Rule]], options: dict | None =
     rule's shape does not pay for the others)."""
     lowered, seen, options = source.lower(), {}, options or {}
     triggers = {rule: _compiled(tuple(rule.TRIGGERS)) for rule in rules if rule.TRIGGERS is not None}
-    finder = _finder(tuple(triggers.values()))
-    present = {word for _, word in finder.iter(lowered.decode("latin-1"))} if finder else set()
+    present = _present(lowered, _finder(tuple(triggers.values())))
     return tuple(
         rule for rule in rules
         if (rule not in triggers or triggers[rule].search(source, lowered, present, seen))
         and rule.may_report(source, options)
     )
+
+
+def occurs(source: bytes, triggers: tuple[str | re.Pattern | tuple[re.Pattern, ...], ...]) -> bool:
+    """Whether one of `triggers` (written as a rule's `TRIGGERS`) occurs in the file."""
+    compiled = _compiled(triggers)
+    lowered = source.lower()
+    return compiled.search(source, lowered, _present(lowered, _finder((compiled,))), {})
+
+
+def _present(lowered: bytes, finder: ahocorasick.Automaton | None) -> set[bytes]:
+    """The trigger words the lower-cased text holds."""
+    return {word for _, word in finder.iter(lowered.decode("latin-1"))} if finder else set()
 
 
 def literal_bytes(source: bytes) -> int:

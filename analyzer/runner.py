@@ -216,7 +216,7 @@ def run(
     outcomes: list[FileResult | None] = [None] * len(found.names)
     misses: list[tuple[int, Path, str, bytes]] = []
     cwd = os.getcwd()
-    read_bytes = 0
+    module_bytes = 0  # of the modules (notebooks are checked, never imported)
     sources: dict[Path, bytes] = {}
     for index, name in enumerate(found.names):
         shown = display_path(name, cwd)
@@ -224,13 +224,13 @@ def run(
         if status is not None and (hit := store.known(name, shown, status)) is not None:
             outcomes[index] = hit  # unchanged by its stat: not read
             result.cached += 1
-            read_bytes += status.st_size
+            module_bytes += 0 if is_notebook(shown) else status.st_size
             continue
         path = Path(name)
         source = read_source(path, shown)
-        read_bytes += len(source) if isinstance(source, bytes) else 0
         if isinstance(source, bytes) and not is_notebook(shown):
             sources[path] = source
+            module_bytes += len(source)
         if isinstance(source, FileError):
             outcomes[index] = FileResult(shown, error=source)
         elif store is not None and (hit := store.get(shown, source, name, status)) is not None:
@@ -245,8 +245,8 @@ def run(
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
-    # the project pass, for trees up to PROJECT_MAX_BYTES of Python (read in full when a file is analysed)
-    small = read_bytes <= PROJECT_MAX_BYTES
+    # the project pass, for trees of up to PROJECT_MAX_BYTES of modules (read in full when a file is analysed)
+    small = module_bytes <= PROJECT_MAX_BYTES
     project = (str(settings.root), store.key if store is not None else "") if small else None
     links = _project_links(_every_source(found.files, sources), settings.root) if project is not None and misses else {}
     if project is not None and misses:
@@ -447,8 +447,9 @@ def _project_links(sources: dict[Path, bytes], root: Path) -> dict[str, Links]:
 def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     """The job linked through its imports when a cross-module rule may need it: one that runs
     on the file anyway, or a file that grows something and speaks of messages or a history
-    (`may_import_chat`), which may hand it to an imported function. A file whose imports offer something runs the cross-module
-    rules; its result rests on the modules it imports (`Linked.modules`)."""
+    (`may_import_chat`), which may hand it to an imported function when its imports reach a
+    model call (`ProjectIndex.reaches_a_model`). A file whose imports offer something runs the
+    cross-module rules; its result rests on the modules it imports (`Linked.modules`)."""
     cross = tuple(rule for rule in selected if rule.CROSS_MODULE)
     if job.project is None or job.linked is not None or job.cells is not None:
         return job
@@ -462,7 +463,9 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     # which modules may send: the cross-module rules' triggers, whichever rules were selected
     index = project_index(*job.project, cross or tuple(r for r in all_rules() if r.CROSS_MODULE), options)
     start = time.perf_counter()
-    linked = index.link(os.path.join(job.directory, os.path.basename(job.shown)), job.source)
+    path = os.path.join(job.directory, os.path.basename(job.shown))
+    reaches, looked_at = index.reaches_a_model(path, job.source) if not readers else (True, ())
+    linked = index.link(path, job.source) if reaches else Linked(modules=looked_at)
     linked = replace(linked, seconds=time.perf_counter() - start)
     if job.links is not None:
         linked = replace(linked, links=job.links, modules=tuple(sorted({*linked.modules, *job.links.modules})))

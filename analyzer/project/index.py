@@ -11,11 +11,15 @@ followed (`from .llm import chat` in a package's `__init__`).
 Summaries are computed lazily, only for modules a linked file imports and only when their
 bytes pass `may_export` (a cheap test: the shape of a model call, or a chat word); each is
 kept by content hash, in memory and in the result cache's folder, so an unchanged module is
-summarised once. `seconds` and `summarised` measure the pass apart from the analysis.
+summarised once. A file with no model call, prompt or tool list of its own is linked only
+when its imports reach a module that may call a model (`reaches_a_model`): without one, a
+history it grows reaches no model through them. `seconds` and `summarised` measure the pass
+apart from the analysis.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -49,6 +53,34 @@ def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
     return may_import_chat(source) or sends(source)
 
 
+def may_call_model(source: bytes) -> bool:
+    """Whether a module can hold a model call, so that a parameter of its functions may reach
+    one: the shape of a model call, a chat memory or a framework's in its text (the triggers of
+    the rules that follow a history to its model) and, on CPython's tree, a call that may chat
+    (`chatbound.chat.may_chat_tree`). A module CPython cannot parse may."""
+    from ..analysis import no_gc, python_tree
+    from ..chat import may_chat_tree
+    from ..precheck import occurs
+    from ..stdlib_tree import PythonTree
+
+    if not occurs(source, _model_shapes()):
+        return False
+    with no_gc():
+        tree = python_tree(source)
+        calls = isinstance(tree, str) or may_chat_tree(PythonTree(tree))
+        del tree  # freed before the collector is back
+    return calls
+
+
+@functools.cache
+def _model_shapes() -> tuple:
+    """The triggers of a model call's shape, as the rules that follow a history declare them."""
+    from .. import frameworks
+    from ..sinks import triggers
+
+    return (*triggers(), *frameworks.TRIGGERS)
+
+
 def may_import_chat(source: bytes) -> bool:
     """Whether a file no rule parses for itself can still hold a history that an imported
     function sends: it grows something (a list, a database history, or asks a repository to),
@@ -66,7 +98,8 @@ class ProjectIndex:
         self.store = store  # the result cache, where summaries are kept by content hash
         self.sources = sources if sources is not None else {}  # texts that override the files, by absolute path
         self._summaries: dict[str, ModuleSummary] = {}  # by content hash
-        self._by_path: dict[str, tuple[bytes | tuple[int, int], ModuleSummary]] = {}  # (what it was read from, summary)
+        self._by_path: dict[str, tuple[bytes | tuple[int, int] | None, ModuleSummary]] = {}  # (what it was read from, summary)
+        self._shapes: dict[str, tuple[bytes | tuple[int, int] | None, tuple[bool, list]]] = {}  # (read from, `_shape`)
         # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
         self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
         self.seconds = 0.0
@@ -103,33 +136,81 @@ class ProjectIndex:
         self._remotes.clear()
         return self.link(importer, source)
 
+    def reaches_a_model(self, importer: str, source: bytes) -> tuple[bool, tuple[str, ...]]:
+        """Whether a project module the file imports, or one that module imports, as deep as
+        wrappers are followed, may call a model (`may_call_model`); and the modules looked at.
+        A file with no model call of its own hands a history to a model only through such a
+        module, so when none is reachable it needs no summary: its result rests on the modules
+        looked at (one may gain a model call)."""
+        importer = os.path.abspath(importer)
+        seen = {importer}
+        frontier = [(importer, imports_of(source))]
+        for _ in range(MAX_DEPTH + 1):  # the importer's own imports, then each wrapper level
+            following = []
+            for path, targets in frontier:
+                for _, target in targets:
+                    found = self.resolver.module(path, target)
+                    if found is None or found[0] in seen:
+                        continue
+                    seen.add(found[0])
+                    calls, imported = self._shape(found[0])
+                    if calls:
+                        return True, ()
+                    following.append((found[0], imported))
+            frontier = following
+        seen.discard(importer)
+        return False, tuple(sorted(seen))
+
+    def _shape(self, path: str) -> tuple[bool, list[tuple[str, str]]]:
+        """Whether the module may call a model, and its imports; once per content."""
+        stamp = self._stamp(path)
+        known = self._shapes.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        source = self._read(path, stamp)
+        shape = (False, []) if source is None else (may_call_model(source), imports_of(source))
+        self._shapes[path] = (stamp, shape)
+        return shape
+
     # --- summaries -----------------------------------------------------------------------
 
     def summary(self, path: str) -> ModuleSummary:
         """The module's summary, looked up once per content: a module reached from many
         importers (a package's `__init__`, a shared helper) is read, tested and hashed again
         only when its text (an editor's buffer) or its file (size, modification time) changed."""
-        source = self.sources.get(path)  # an editor's unsaved text, else the file as it is now
-        if source is None:
-            try:
-                status = os.stat(path)
-            except OSError:
-                return ModuleSummary()
-            stamp: bytes | tuple[int, int] = (status.st_mtime_ns, status.st_size)
-        else:
-            stamp = source
+        stamp = self._stamp(path)
         known = self._by_path.get(path)
         if known is not None and known[0] == stamp:
             return known[1]
+        source = self._read(path, stamp)
         if source is None:
-            try:
-                with open(path, "rb") as handle:
-                    source = handle.read()
-            except OSError:
-                return ModuleSummary()
+            return ModuleSummary()
         found = self._summary_of(source)
         self._by_path[path] = (stamp, found)
         return found
+
+    def _stamp(self, path: str) -> bytes | tuple[int, int] | None:
+        """What the module is read from: an editor's unsaved text, else the file's size and
+        modification time (None: it cannot be read)."""
+        source = self.sources.get(path)
+        if source is not None:
+            return source
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        return status.st_mtime_ns, status.st_size
+
+    @staticmethod
+    def _read(path: str, stamp: bytes | tuple[int, int] | None) -> bytes | None:
+        """The module's text as stamped: the editor's, else the file's (None: unreadable)."""
+        if stamp is None or isinstance(stamp, bytes):
+            return stamp
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
 
     def _summary_of(self, source: bytes) -> ModuleSummary:
         if not may_export(source, self.sends):

@@ -31,7 +31,6 @@ class Forward:
     param: str
     target: str
     argument: int | str
-    span: Span
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper
 from ..analysis import no_gc, parse
 from ..chat import ChatRule
 from ..findings import Severity
+from ..precheck import nesting_problem
 from ..histories import ChatFacts, History
 from ..histories.growth import growth_label
 from ..rule import RuleContext
@@ -32,7 +33,11 @@ NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only gu
 
 
 def summarize(source: bytes) -> ModuleSummary:
-    """The module's summary; an empty one when it does not parse (its own check says why)."""
+    """The module's summary; an empty one when it cannot be read whole (its own check says why:
+    a syntax error, brackets nested deeper than LibCST's native parser survives, an expression
+    deeper than the recursion limit), so that an imported module never fails its importer."""
+    if nesting_problem(source):
+        return ModuleSummary()
     with no_gc():
         try:
             module = parse(source)
@@ -40,8 +45,11 @@ def summarize(source: bytes) -> ModuleSummary:
             return ModuleSummary()
         context = RuleContext(path="<summary>", module=module, options={})
         summarizer = Summarizer(context)
-        with summarizer.resolve(MetadataWrapper(module, unsafe_skip_copy=True)):
-            visit_batched(module, [summarizer])
+        try:
+            with summarizer.resolve(MetadataWrapper(module, unsafe_skip_copy=True)):
+                visit_batched(module, [summarizer])
+        except RecursionError:
+            return ModuleSummary()
         return summarizer.summary
 
 
@@ -170,7 +178,7 @@ class Summarizer(ChatRule):
                 for use in facts.whole_history_in(arg.value):
                     if use.storage.kind == "param":
                         for target in sorted(targets):
-                            yield Forward(use.storage.label, target, argument, self.span(call))
+                            yield Forward(use.storage.label, target, argument)
 
     def _history(self, history: History) -> HistorySummary:
         return HistorySummary(

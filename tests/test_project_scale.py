@@ -1,0 +1,114 @@
+"""The project pass on big trees: it runs above the old 8 MB cap, summarises only what a file
+can use, and an imported module that cannot be read whole never fails its importer."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from chatbound.config import Settings
+from chatbound.project import summary
+from chatbound.project.model import ModuleSummary
+from chatbound.runner import PROJECT_MAX_BYTES, run
+
+LLM = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(messages):
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+"""
+NOT_YET = """\
+sizes = []
+
+
+def answer(messages):
+    sizes.append(len(messages))
+    return sizes[-1]
+"""
+SERVICE = """\
+from wrapper import chat as _chat
+
+
+def chat(messages):
+    return _chat(messages)
+"""
+WRAPPER = SERVICE.replace("from wrapper", "from llm")
+BOT = """\
+from llm import chat
+
+histories = {}
+
+
+def on_message(uid, text):
+    h = histories.setdefault(uid, [])
+    h.append({"role": "user", "content": text})
+    return chat(h)
+"""
+
+
+def _summarised(monkeypatch) -> list[bytes]:
+    """The sources the project pass summarises with LibCST, from now on."""
+    seen: list[bytes] = []
+    real = summary.summarize
+
+    def recorded(source: bytes) -> ModuleSummary:
+        seen.append(source)
+        return real(source)
+
+    monkeypatch.setattr(summary, "summarize", recorded)
+    return seen
+
+
+def test_a_file_whose_imports_reach_no_model_call_is_not_summarised_and_rests_on_what_was_looked_at(write, monkeypatch):
+    """bot.py grows a history and hands it to llm.answer, which calls no model (it grows a list
+    and speaks of messages, which would have it summarised): bot.py holds no model call's shape
+    of its own, so nothing is summarised. When llm.answer starts to call
+    one, bot.py is checked again (its result rested on llm.py) and the finding appears."""
+    root = write({"bot.py": BOT.replace("chat", "answer"), "llm.py": NOT_YET})
+    summarised = _summarised(monkeypatch)
+    settings = Settings(root=root)
+    assert run([root], settings, cache=True).findings == []
+    assert summarised == []
+    (root / "llm.py").write_text(LLM.replace("def chat", "def answer"))
+    again = run([root], settings, cache=True)
+    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "llm.py"]
+    (finding,) = again.findings
+    assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 19)
+    assert [os.path.basename(r.path) for r in finding.related if r.path] == ["llm.py"]
+
+
+def test_a_model_call_two_wrapper_modules_away_is_reached(write):
+    """bot.py -> service.chat -> wrapper.chat -> llm.chat: the model call three imports away
+    is found, and names llm.py."""
+    root = write({"bot.py": BOT.replace("from llm", "from service"), "service.py": SERVICE,
+                  "wrapper.py": WRAPPER, "llm.py": LLM})
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 17)
+    assert [os.path.basename(r.path) for r in finding.related if r.path] == ["llm.py"]
+
+
+def test_a_module_too_deep_to_summarise_offers_nothing_and_its_importer_is_still_checked(write):
+    """An expression deeper than the recursion limit (thousands of joined lists) in an imported
+    module: its summary is empty, the importer's own finding is reported, and no error."""
+    deep = "history = []\n\n\ndef grow(text):\n    history.append({'role': 'user', 'content': text})\n    return history + "
+    deep += " + ".join(f"[{i}]" for i in range(1200)) + "\n"
+    assert summary.summarize(deep.encode()) == ModuleSummary()
+    root = write({"deep.py": deep, "llm.py": LLM, "bot.py": BOT.replace("from llm import chat", "from llm import chat\nimport deep")})
+    result = run([root], Settings(root=root))
+    assert [(os.path.basename(f.path), f.rule_id) for f in result.findings] == [("bot.py", "MEMORY-UNBOUNDED-HISTORY")]
+    assert [e for e in result.errors if "bot.py" in e.path] == []
+
+
+def test_notebooks_do_not_count_towards_the_project_cap(write):
+    """A notebook is checked, never imported: a tree whose notebooks (their outputs) hold more
+    than the cap still links its modules."""
+    outputs = {"cells": [{"cell_type": "code", "source": ["print(1)\n"], "metadata": {}, "execution_count": 1,
+                          "outputs": [{"output_type": "stream", "name": "stdout", "text": ["x" * (1 << 20)]}]}],
+               "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebooks = {f"notebooks/n{i}.ipynb": json.dumps(outputs) for i in range(PROJECT_MAX_BYTES // (1 << 20) + 1)}
+    root = write({**notebooks, "llm.py": LLM, "bot.py": BOT})
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (os.path.basename(finding.path), finding.span.line) == ("bot.py", 9)
