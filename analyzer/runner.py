@@ -454,11 +454,10 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     if job.project is None or job.linked is not None or job.cells is not None:
         return job
     from .project.index import may_import_chat, project_index
+    from .project.model import Linked
 
     readers = [rule for rule in job.rules if rule.CROSS_MODULE or rule.READS_LINKS]
     if not readers and not (cross and may_import_chat(job.source)):
-        from .project.model import Linked
-
         return replace(job, linked=Linked(modules=job.links.modules, links=job.links)) if job.links else job
     # which modules may send: the cross-module rules' triggers, whichever rules were selected
     index = project_index(*job.project, cross or tuple(r for r in all_rules() if r.CROSS_MODULE), options)
