@@ -1,5 +1,5 @@
-"""The project pass on big trees: it runs above the old 8 MB cap, summarises only what a file
-can use, and an imported module that cannot be read whole never fails its importer."""
+"""The project pass on big trees: notebooks do not count towards its cap, it summarises only
+what a file can use, and an imported module that cannot be read whole never fails its importer."""
 
 from __future__ import annotations
 
@@ -11,15 +11,8 @@ from chatbound.project import summary
 from chatbound.project.model import ModuleSummary
 from chatbound.runner import PROJECT_MAX_BYTES, run
 
-LLM = """\
-from openai import OpenAI
+from test_project import BOT, LLM
 
-client = OpenAI()
-
-
-def chat(messages):
-    return client.chat.completions.create(model="gpt-4o", messages=messages)
-"""
 NOT_YET = """\
 sizes = []
 
@@ -36,17 +29,6 @@ def chat(messages):
     return _chat(messages)
 """
 WRAPPER = SERVICE.replace("from wrapper", "from llm")
-BOT = """\
-from llm import chat
-
-histories = {}
-
-
-def on_message(uid, text):
-    h = histories.setdefault(uid, [])
-    h.append({"role": "user", "content": text})
-    return chat(h)
-"""
 
 
 def _summarised(monkeypatch) -> list[bytes]:
