@@ -137,20 +137,30 @@ def children(node: CSTNode) -> list[CSTNode]:
     return found
 
 
-@functools.lru_cache(maxsize=1)  # the file being analyzed: parents and ranks are asked of the same tree
-def _index(module: CSTNode) -> tuple[dict[CSTNode, CSTNode], dict[CSTNode, int]]:
-    """Each node's parent and its rank (from 1) in LibCST's visit order, in one walk."""
+class _Walked:
+    """The parents and ranks of the tree walked last (the file being analyzed: every part of the
+    analysis asks them of the same tree), kept from the rules' traversal when it ran."""
+
+    root: CSTNode | None = None
     parent_of: dict[CSTNode, CSTNode] = {}
     rank_of: dict[CSTNode, int] = {}
-    pending = [module]
-    while pending:
-        node = pending.pop()
-        rank_of[node] = len(rank_of) + 1
-        below = children(node)
-        for child in below:
-            parent_of[child] = node
-        pending.extend(reversed(below))
-    return parent_of, rank_of
+
+
+def _index(module: CSTNode) -> tuple[dict[CSTNode, CSTNode], dict[CSTNode, int]]:
+    """Each node's parent and its rank (from 1) in LibCST's visit order, in one walk."""
+    if _Walked.root is not module:
+        parent_of: dict[CSTNode, CSTNode] = {}
+        rank_of: dict[CSTNode, int] = {}
+        pending = [module]
+        while pending:
+            node = pending.pop()
+            rank_of[node] = len(rank_of) + 1
+            below = children(node)
+            for child in below:
+                parent_of[child] = node
+            pending.extend(reversed(below))
+        _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
+    return _Walked.parent_of, _Walked.rank_of
 
 
 def parents(module: CSTNode) -> dict[CSTNode, CSTNode]:
@@ -165,12 +175,16 @@ def preorder(module: CSTNode) -> dict[CSTNode, int]:
 
 def visit_batched(module: CSTNode, visitors) -> None:
     """Each visitor's `visit_<Type>` before a node's children and `leave_<Type>` after, over
-    the whole tree in LibCST's order (what `libcst.visit_batched` does), without recursion."""
+    the whole tree in LibCST's order (what `libcst.visit_batched` does), without recursion.
+    The walk records each node's parent and rank on the way, for `parents` and `preorder`
+    (a second walk costs a tenth of the parse)."""
     methods: dict[str, list[Callable]] = {}
     for visitor in visitors:
         for name, method in visitor.get_visitors().items():
             methods.setdefault(name, []).append(method)
     calls: dict[type, tuple[list[Callable], list[Callable]]] = {}
+    parent_of: dict[CSTNode, CSTNode] = {}
+    rank_of: dict[CSTNode, int] = {}
     pending: list[tuple[CSTNode, bool]] = [(module, False)]
     while pending:
         node, leaving = pending.pop()
@@ -179,11 +193,19 @@ def visit_batched(module: CSTNode, visitors) -> None:
         if found is None:
             found = calls[kind] = (methods.get(f"visit_{kind.__name__}", []), methods.get(f"leave_{kind.__name__}", []))
         if leaving:
+            if node is module:  # every node walked: the rules' `leave_Module` asks for parents
+                _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
             for method in found[1]:
                 method(node)
             continue
+        rank_of[node] = len(rank_of) + 1
         for method in found[0]:
             method(node)
         if found[1]:
             pending.append((node, True))
-        pending.extend((child, False) for child in reversed(children(node)))
+        below = children(node)
+        for child in below:
+            parent_of[child] = node
+        pending.extend((child, False) for child in reversed(below))
+    if _Walked.root is not module:  # no visitor leaves the root
+        _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of

@@ -45,7 +45,7 @@ class BoundFacts:
         function = self.function_of(node)
         if function is None:
             return False
-        callers = [c for c in self.nodes.calls if callee_name(c) == function.name.value and function in self.callees(c)]
+        callers = self.callers(function)
         return bool(callers) and all(self._size_tested(c) for c in callers)
 
     def _size_tested(self, node: cst.CSTNode, subject: cst.CSTNode | None = None) -> bool:

@@ -125,7 +125,7 @@ class FlowFacts:
             outer = [loop for loop in self.loops_of(site) if id(loop) not in {id(l) for l in self.loops_of(node)}]
             if not conditional and not any(self._takes_user_turns(loop, history) for loop in outer):
                 return True  # set afresh on every call; a loop after it is a tool loop, not a chat
-        callers = [c for c in self.nodes.calls if callee_name(c) == function.name.value and function in self.callees(c)]
+        callers = self.callers(function)
         seen = seen | {id(function)}
         return bool(callers) and all(self._rebuilt_before(history, caller, seen) for caller in callers)
 

@@ -10,6 +10,7 @@ loaded from a store and saved back (`chatbound.histories.stores`).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -258,10 +259,7 @@ class StorageFacts:
     def _is_chat_loop(self, name: cst.Name, value: cst.CSTNode) -> bool:
         """A local list grown in a loop that reads a new user message each iteration."""
         defined_in = set(map(id, self.loops_of(value)))
-        replays = [(node, node.value) for node in self.nodes.assigns  # `h = result.all_messages()`
-                   if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
-                   and callee_name(node.value) in frameworks.REPLAYS
-                   and any(isinstance(t.target, cst.Name) and t.target.value == name.value for t in node.targets)]
+        replays = self._replays.get(name.value, ())  # `h = result.all_messages()`
         for site, _ in [*self.nodes.growth_by_name.get(name.value, ()), *replays, *self.round_trips(name.value)]:
             loops = [loop for loop in self.loops_of(site) if id(loop) not in defined_in]
             if not loops or self.function_of(site) is not self.function_of(value):
@@ -290,6 +288,16 @@ class StorageFacts:
                 if any(isinstance(a, cst.Name) and a.value == name for a in passed):
                     found.append((node, call))
                     break
+        return found
+
+    @functools.cached_property
+    def _replays(self) -> dict[str, list[tuple[cst.Assign, cst.Call]]]:
+        """`h = result.all_messages()` by the name it binds: a run's replay regrows `h`."""
+        found: dict[str, list[tuple[cst.Assign, cst.Call]]] = {}
+        for node in self.nodes.assigns:
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and callee_name(node.value) in frameworks.REPLAYS:
+                for name in dict.fromkeys(t.target.value for t in node.targets if isinstance(t.target, cst.Name)):
+                    found.setdefault(name, []).append((node, node.value))
         return found
 
     def _iterates_data(self, loop: cst.CSTNode) -> bool:

@@ -13,6 +13,7 @@ from typing import Iterator
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
+from ..messages import callee_name
 from ..scopes import MODULE
 from ..visitors import children, preorder
 
@@ -169,8 +170,29 @@ class ModuleTree:
             return candidates if len(candidates) == 1 else []
         return []
 
+    def callers(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The module's calls that may run `function` (see `callees`)."""
+        return [call for call in self._calls_named.get(function.name.value, ()) if function in self.callees(call)]
+
+    @functools.cached_property
+    def _calls_named(self) -> dict[str, list[cst.Call]]:
+        """The module's calls by callee name: asked for each function, again and again."""
+        found: dict[str, list[cst.Call]] = {}
+        for call in self.nodes.calls:
+            found.setdefault(callee_name(call), []).append(call)
+        return found
+
     def returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
-        return [r.value for r in self.nodes.returns if r.value is not None and self.function_of(r) is function]
+        return self._returned.get(id(function), [])
+
+    @functools.cached_property
+    def _returned(self) -> dict[int, list[cst.BaseExpression]]:
+        """What each function returns, by the function's id."""
+        found: dict[int, list[cst.BaseExpression]] = {}
+        for r in self.nodes.returns:
+            if r.value is not None:
+                found.setdefault(id(self.function_of(r)), []).append(r.value)
+        return found
 
     def _params(self, function: cst.FunctionDef) -> list[cst.Param]:
         return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
