@@ -12,10 +12,11 @@ they name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
-from .visitors import WALKED_CLASSES, node_fields
+from .visitors import WALKED_CLASSES, field_getter, node_fields
 
 MODULE, FUNCTION, CLASS, COMPREHENSION = "module", "function", "class", "comprehension"
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -148,6 +149,9 @@ def _inner_field(node: cst.CSTNode, field: str, child: cst.CSTNode) -> bool:
     return True  # a comprehension: all but its first iterable, handled by the caller
 
 
+_GETTERS: dict[type, Callable] = {}  # the getter of node_fields per class, made once
+
+
 def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
     """Every node's scope (what ScopeProvider maps), bindings resolved."""
     found: dict[cst.CSTNode, Scope] = {}
@@ -162,9 +166,20 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
         if binder is not None:
             binder(node, scope)
         kind = _KINDS.get(node_type)
+        if kind is None and node_type is not cst.Param:
+            getter = _GETTERS.get(node_type)
+            if getter is None:
+                getter = _GETTERS[node_type] = field_getter(node_fields(node_type))
+            for value in getter(node):
+                value_type = type(value)
+                if value_type in WALKED_CLASSES:
+                    pending.append((value, scope))
+                elif value_type is tuple or value_type is list:
+                    pending += [(item, scope) for item in value if type(item) in WALKED_CLASSES]
+            continue
         if kind is None:
             # a parameter's default and annotation are evaluated where the def stands
-            outer = scope.parent if node_type is cst.Param and scope.parent is not None else None
+            outer = scope.parent
             for field in node_fields(node_type):
                 value = getattr(node, field)
                 value_type = type(value)

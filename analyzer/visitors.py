@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 import re
 import typing
 from typing import Callable, Mapping
@@ -46,6 +47,12 @@ def get_visitors(self: BatchableCSTVisitor) -> Mapping[str, Callable]:
 
 def install() -> None:
     BatchableCSTVisitor.get_visitors = get_visitors  # type: ignore[method-assign]
+    # A node's hash is its identity (LibCST's `CSTNode.__hash__` returns `id(self)`, and `__eq__`
+    # is `is`), computed in Python on every dict lookup of a node: a million per large module in
+    # the parents, ranks and scopes. `object.__hash__` is the same identity hash, in C.
+    for cls in (CSTNode, *NODE_CLASSES):
+        if vars(cls).get("__hash__") is _IDENTITY_HASH:
+            cls.__hash__ = object.__hash__  # type: ignore[assignment]
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,6 +86,7 @@ TOKEN_CLASSES = frozenset(
     or cls.__name__.startswith(("Left", "Right")) and cls.__name__.endswith(("Paren", "Bracket", "Brace"))
 )
 WALKED_CLASSES = NODE_CLASSES - TOKEN_CLASSES  # what the walks below meet
+_IDENTITY_HASH = CSTNode.__hash__  # see install()
 
 
 def _classes_in(hint) -> set[type]:
@@ -117,23 +125,33 @@ def visit_order(cls: type) -> tuple[str, ...]:
     return tuple(name for name in order if _holds_nodes(cls, name))
 
 
-_ORDERS: dict[type, tuple[str, ...]] = {}  # visit_order per class, read once (a dict: no wrapper's cost per node)
+def field_getter(names: tuple[str, ...]) -> Callable[[CSTNode], tuple]:
+    """The values of a node's fields `names`, as a tuple, in one call (one `getattr` each costs
+    more in the walks, which meet every node)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        name = names[0]
+        return lambda node: (getattr(node, name),)
+    return lambda node: ()
+
+
+_GETTERS: dict[type, Callable[[CSTNode], tuple]] = {}  # the getter of visit_order's fields per class, made once
 
 
 def children(node: CSTNode) -> list[CSTNode]:
     """A node's children but the tokens (whitespace, punctuation, operators), in LibCST's visit order."""
     kind = type(node)
-    order = _ORDERS.get(kind)
-    if order is None:
-        order = _ORDERS[kind] = visit_order(kind)
+    getter = _GETTERS.get(kind)
+    if getter is None:
+        getter = _GETTERS[kind] = field_getter(visit_order(kind))
     found: list[CSTNode] = []
-    for name in order:
-        value = getattr(node, name)
+    for value in getter(node):
         kind = type(value)
         if kind in WALKED_CLASSES:
             found.append(value)
         elif kind is tuple or kind is list:
-            found.extend(item for item in value if type(item) in WALKED_CLASSES)
+            found += [item for item in value if type(item) in WALKED_CLASSES]
     return found
 
 
@@ -177,7 +195,8 @@ def visit_batched(module: CSTNode, visitors) -> None:
     """Each visitor's `visit_<Type>` before a node's children and `leave_<Type>` after, over
     the whole tree in LibCST's order (what `libcst.visit_batched` does), without recursion.
     The walk records each node's parent and rank on the way, for `parents` and `preorder`
-    (a second walk costs a tenth of the parse)."""
+    (a walk of its own costs a tenth of the parse). `children` is written out inline: this
+    loop meets every node of every parsed file."""
     methods: dict[str, list[Callable]] = {}
     for visitor in visitors:
         for name, method in visitor.get_visitors().items():
@@ -185,27 +204,40 @@ def visit_batched(module: CSTNode, visitors) -> None:
     calls: dict[type, tuple[list[Callable], list[Callable]]] = {}
     parent_of: dict[CSTNode, CSTNode] = {}
     rank_of: dict[CSTNode, int] = {}
-    pending: list[tuple[CSTNode, bool]] = [(module, False)]
+    rank = 0
+    pending: list = [module]  # nodes to visit, and (node,) to leave
     while pending:
-        node, leaving = pending.pop()
+        node = pending.pop()
         kind = type(node)
+        if kind is tuple:
+            node = node[0]
+            if node is module:  # every node walked: the rules' `leave_Module` asks for parents
+                _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
+            for method in calls[type(node)][1]:
+                method(node)
+            continue
         found = calls.get(kind)
         if found is None:
             found = calls[kind] = (methods.get(f"visit_{kind.__name__}", []), methods.get(f"leave_{kind.__name__}", []))
-        if leaving:
-            if node is module:  # every node walked: the rules' `leave_Module` asks for parents
-                _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
-            for method in found[1]:
-                method(node)
-            continue
-        rank_of[node] = len(rank_of) + 1
+        rank += 1
+        rank_of[node] = rank
         for method in found[0]:
             method(node)
         if found[1]:
-            pending.append((node, True))
-        below = children(node)
-        for child in below:
-            parent_of[child] = node
-        pending.extend((child, False) for child in reversed(below))
+            pending.append((node,))
+        getter = _GETTERS.get(kind)
+        if getter is None:
+            getter = _GETTERS[kind] = field_getter(visit_order(kind))
+        below = []
+        for value in getter(node):
+            value_kind = type(value)
+            if value_kind in WALKED_CLASSES:
+                below.append(value)
+            elif value_kind is tuple or value_kind is list:
+                below += [item for item in value if type(item) in WALKED_CLASSES]
+        if below:
+            parent_of.update(dict.fromkeys(below, node))
+            below.reverse()
+            pending += below
     if _Walked.root is not module:  # no visitor leaves the root
         _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
