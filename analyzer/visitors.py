@@ -100,12 +100,22 @@ def _classes_in(hint) -> set[type]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, object] | None:
+    """`cls`'s annotations, read once per class (each reading evaluates them all); None when
+    they cannot be read."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:
+        return None
+
+
 def _holds_nodes(cls: type, name: str) -> bool:
     """Whether field `name` of `cls` can hold a node that is not a token (by its annotation)."""
-    try:
-        hint = typing.get_type_hints(cls)[name]
-    except Exception:  # an annotation that cannot be read: keep the field
+    hints = _hints(cls)
+    if hints is None or name not in hints:  # an annotation that cannot be read: keep the field
         return True
+    hint = hints[name]
     return any(issubclass(found, CSTNode) and not any(issubclass(found, t) for t in TOKEN_CLASSES)
                for found in _classes_in(hint) if found in NODE_CLASSES or found is CSTNode)
 
