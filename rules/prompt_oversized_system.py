@@ -410,17 +410,20 @@ class PromptOversizedSystem(Rule):
             _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
             kinds.add(kind)
             uses.append(use)
-        if not texts and not imported:
+        sent = [(text, uses) for text, kinds, uses in texts.values() if "sent" in kinds and self._may_exceed(text.value)]
+        remote_sent = [(remote, uses) for remote, (kinds, uses) in imported.items()
+                       if "sent" in kinds and self._may_exceed(remote.value)]
+        if not sent and not remote_sent:
             return
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
         encoding = encoder.encoding.removesuffix("_offline")
-        for text, kinds, uses in texts.values():
+        for text, uses in sent:
             count = encoder(text.value)
-            if "sent" in kinds and count > self.limit:
+            if count > self.limit:
                 self._report(text, count, encoding, uses)
-        for remote, (kinds, uses) in imported.items():
+        for remote, uses in remote_sent:
             count = encoder(remote.value)
-            if "sent" in kinds and count > self.limit:
+            if count > self.limit:
                 self._report_imported(remote, count, encoding, uses[0])
 
     def _beside_conversation(self, use: cst.CSTNode) -> bool:
@@ -435,6 +438,12 @@ class PromptOversizedSystem(Rule):
         joined = self.get_metadata(ParentNodeProvider, listed, None)
         return (isinstance(joined, cst.BinaryOperation) and isinstance(joined.operator, cst.Add)
                 and not isinstance(joined.right if joined.left is listed else joined.left, cst.List))
+
+    def _may_exceed(self, text: str) -> bool:
+        """A text of no more bytes than the limit holds no more tokens (a token is at least a
+        byte, and the chars/4 estimate is less): it needs no count, and a file whose texts are
+        all that short never loads the tokenizer (a third of a second, once per process)."""
+        return len(text.encode("utf-8", "surrogatepass")) > self.limit
 
     def _assembled(self, call: cst.Call) -> None:
         """A system prompt a framework builds from parts (inline, or an entry of its config
@@ -456,6 +465,8 @@ class PromptOversizedSystem(Rule):
             text = Text("\n".join(t.value for t in known), call,
                         partial=len(known) < len(parts) or any(t.partial for t in known))
             what = f"System prompt ({' + '.join(f'`{name}`' for name in parts)} of `{callee_name(call)}(...)`)"
+        if not self._may_exceed(text.value):
+            return
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
         count = encoder(text.value)
         if count > self.limit:

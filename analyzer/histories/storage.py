@@ -276,18 +276,25 @@ class StorageFacts:
         """`reply, h = ask(q, h)`, where `ask` grows and returns the list it is given as `h`:
         each pass keeps the grown list for the next."""
         found = []
-        for node in self.nodes.assigns:
-            call = node.value.expression if isinstance(node, cst.Assign) and isinstance(node.value, cst.Await) else node.value
-            if not isinstance(node, cst.Assign) or not isinstance(call, cst.Call):
-                continue
-            targets = [e.value for t in node.targets for e in (t.target.elements if isinstance(t.target, cst.Tuple) else ())]
-            if not any(isinstance(t, cst.Name) and t.value == name for t in [*targets, *(t.target for t in node.targets)]):
-                continue
+        for node, call in self._call_results.get(name, ()):
             for function in self.callees(call):
                 passed = (self.argument_for(call, function, param) for param in self.returned_params(function))
                 if any(isinstance(a, cst.Name) and a.value == name for a in passed):
                     found.append((node, call))
                     break
+        return found
+
+    @functools.cached_property
+    def _call_results(self) -> dict[str, list[tuple[cst.Assign, cst.Call]]]:
+        """`reply, h = ask(q, h)` / `h = await ask(h)` by each name bound (`round_trips` asks by name)."""
+        found: dict[str, list[tuple[cst.Assign, cst.Call]]] = {}
+        for node in self.nodes.assigns:
+            call = node.value.expression if isinstance(node, cst.Assign) and isinstance(node.value, cst.Await) else node.value
+            if not isinstance(node, cst.Assign) or not isinstance(call, cst.Call):
+                continue
+            targets = [e.value for t in node.targets for e in (t.target.elements if isinstance(t.target, cst.Tuple) else ())]
+            for name in dict.fromkeys(t.value for t in [*targets, *(t.target for t in node.targets)] if isinstance(t, cst.Name)):
+                found.setdefault(name, []).append((node, call))
         return found
 
     @functools.cached_property
