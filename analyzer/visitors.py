@@ -6,9 +6,10 @@ punctuation, operators, brackets: `TOKEN_CLASSES`): the visitors meet the same o
 in the same order, but nothing is rebuilt (LibCST's traversal reconstructs every node
 as it goes, which costs about as much as the parse) and nothing recurses. `parents(module)`
 is what ParentNodeProvider gives and `preorder(module)` each node's rank in that order (the
-order of the source text), both from one walk. `get_visitors` (installed once by
-`chatbound.analysis`) computes each visitor class's method table once: LibCST runs
-`inspect.getmembers` on every visitor instance, about 9 ms each, for every file.
+order of the source text), both recorded by that same walk (or by one of their own for a tree
+it has not walked). `install()` (called once by `chatbound.analysis`) puts in `get_visitors`,
+which computes each visitor class's method table once (LibCST runs `inspect.getmembers` on
+every visitor instance, about 9 ms each, for every file), and hashes nodes in C.
 """
 
 from __future__ import annotations

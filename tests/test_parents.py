@@ -123,3 +123,33 @@ def test_the_unchecked_parse_gives_libcsts_tree_and_leaves_checks_on_for_nodes_b
     assert gc.isenabled()
     analyze_source(b"x = 1\n", "x.py", [])
     assert gc.isenabled()  # the collector is back on after a file
+
+
+def test_the_parents_and_ranks_a_rule_reads_in_leave_module_come_from_the_traversal_and_are_whole(monkeypatch):
+    """The rules' traversal records them as it walks (no walk of their own: `children` is never
+    called): asked in `leave_Module`, they are ParentNodeProvider's mapping (tokens aside) and
+    each node's place in the visit order."""
+    from chatbound import visitors
+    from chatbound.visitors import preorder, visit_batched
+
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        module = cst.parse_module(path.read_bytes())
+        every = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider)
+        expected = {node: parent for node, parent in every.items() if type(node) not in TOKEN_CLASSES}
+        visited, seen = [], {}
+
+        class Asks:
+            def get_visitors(self):
+                table = {f"visit_{cls.__name__}": visited.append for cls in {type(n) for n in expected} | {type(module)}}
+                table["leave_Module"] = lambda node: seen.update(parents=parents(module), ranks=preorder(module))
+                return table
+
+        with monkeypatch.context() as patched:
+            patched.setattr(visitors, "children", lambda node: pytest.fail("a second walk of the tree"))
+            visit_batched(module, [Asks()])
+        assert len(seen["parents"]) == len(expected), path
+        assert all(seen["parents"][node] is parent for node, parent in expected.items()), path
+        assert seen["ranks"] == {node: rank for rank, node in enumerate(visited, 1)}, path
+        checked += len(visited)
+    assert checked > 40_000
