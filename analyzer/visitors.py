@@ -178,17 +178,7 @@ class _Walked:
 def _index(module: CSTNode) -> tuple[dict[CSTNode, CSTNode], dict[CSTNode, int]]:
     """Each node's parent and its rank (from 1) in LibCST's visit order, in one walk."""
     if _Walked.root is not module:
-        parent_of: dict[CSTNode, CSTNode] = {}
-        rank_of: dict[CSTNode, int] = {}
-        pending = [module]
-        while pending:
-            node = pending.pop()
-            rank_of[node] = len(rank_of) + 1
-            below = children(node)
-            for child in below:
-                parent_of[child] = node
-            pending.extend(reversed(below))
-        _Walked.root, _Walked.parent_of, _Walked.rank_of = module, parent_of, rank_of
+        visit_batched(module, ())
     return _Walked.parent_of, _Walked.rank_of
 
 
@@ -206,8 +196,7 @@ def visit_batched(module: CSTNode, visitors) -> None:
     """Each visitor's `visit_<Type>` before a node's children and `leave_<Type>` after, over
     the whole tree in LibCST's order (what `libcst.visit_batched` does), without recursion.
     The walk records each node's parent and rank on the way, for `parents` and `preorder`
-    (a walk of its own costs a tenth of the parse). `children` is written out inline: this
-    loop meets every node of every parsed file."""
+    (a walk of its own costs a tenth of the parse)."""
     methods: dict[str, list[Callable]] = {}
     for visitor in visitors:
         for name, method in visitor.get_visitors().items():
@@ -236,16 +225,7 @@ def visit_batched(module: CSTNode, visitors) -> None:
             method(node)
         if found[1]:
             pending.append((node,))
-        getter = _GETTERS.get(kind)
-        if getter is None:
-            getter = _GETTERS[kind] = field_getter(visit_order(kind))
-        below = []
-        for value in getter(node):
-            value_kind = type(value)
-            if value_kind in WALKED_CLASSES:
-                below.append(value)
-            elif value_kind is tuple or value_kind is list:
-                below += [item for item in value if type(item) in WALKED_CLASSES]
+        below = children(node)
         if below:
             parent_of.update(dict.fromkeys(below, node))
             below.reverse()

@@ -126,8 +126,7 @@ def test_the_unchecked_parse_gives_libcsts_tree_and_leaves_checks_on_for_nodes_b
 
 
 def test_the_parents_and_ranks_a_rule_reads_in_leave_module_come_from_the_traversal_and_are_whole(monkeypatch):
-    """The rules' traversal records them as it walks (no walk of their own: `children` is never
-    called): asked in `leave_Module`, they are ParentNodeProvider's mapping (tokens aside) and
+    """The rules' traversal records them as it walks (no walk of their own): asked in `leave_Module`, they are ParentNodeProvider's mapping (tokens aside) and
     each node's place in the visit order."""
     from chatbound import visitors
     from chatbound.visitors import preorder, visit_batched
@@ -145,9 +144,11 @@ def test_the_parents_and_ranks_a_rule_reads_in_leave_module_come_from_the_traver
                 table["leave_Module"] = lambda node: seen.update(parents=parents(module), ranks=preorder(module))
                 return table
 
+        walked = []
         with monkeypatch.context() as patched:
-            patched.setattr(visitors, "children", lambda node: pytest.fail("a second walk of the tree"))
+            patched.setattr(visitors, "children", lambda node, step=visitors.children: walked.append(node) or step(node))
             visit_batched(module, [Asks()])
+        assert len(walked) == len(visited), path  # each node's children read once: one walk
         assert len(seen["parents"]) == len(expected), path
         assert all(seen["parents"][node] is parent for node, parent in expected.items()), path
         assert seen["ranks"] == {node: rank for rank, node in enumerate(visited, 1)}, path
