@@ -15,6 +15,9 @@ fact below.
   (`builder.compile(checkpointer=saver)`, any saver: graph/state.py `StateGraph.compile`):
   each invoke on a thread adds to the messages the checkpointer stored. Without one the
   state lives for one invoke (a count window can still cut its tool loop).
+  In a notebook (nothing imports it), a graph bound to a name that one top-level cell runs
+  once, and that is otherwise only drawn or inspected, gets no second turn on any thread: the
+  nodes of its builder keep nothing across turns.
 - Bounds: a trimming call at the send (`trim_messages`), a slice, or a node returning
   `RemoveMessage(...)` (add_messages deletes those ids: how summarization nodes shrink it) or
   `Overwrite(...)` (types.py: replaces an `operator.add` list).
@@ -143,6 +146,9 @@ class Graph:
     adds_messages: bool = True  # False where every key's reducer is `operator.add`
     # (node factory, parameter position) -> (function of this module whose result it is given, where)
     arguments: dict[tuple[str, int], list[tuple[str, object]]] = field(default_factory=dict)
+    # node -> the builders it is registered on (None: one is not a name of this module)
+    builders: dict[str, set[str] | None] = field(default_factory=dict)
+    one_run: set[str] = field(default_factory=set)  # builders whose every checkpointed graph is run once
 
 
 def graph(facts) -> Graph | None:
@@ -179,9 +185,13 @@ def _graph(facts) -> Graph:
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name == "add_node":
-            found.nodes.update(_node_name(facts, a.value) for a in call.args
-                               if a.keyword is None or a.keyword.value in ("node", "action"))
-            found.nodes.discard(None)
+            added = {_node_name(facts, a.value) for a in call.args if a.keyword is None or a.keyword.value in ("node", "action")}
+            added.discard(None)
+            found.nodes.update(added)
+            builder = call.func.value.value if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) else None
+            for node in added:
+                known = found.builders.get(node, set())
+                found.builders[node] = None if known is None or builder is None else known | {builder}
         elif name == "compile":
             saver = keyword(call, "checkpointer") or (positional(call, 0) if _builds_graph(facts, call) else None)
             if saver is not None and not (isinstance(saver.value, cst.Name) and saver.value.value in ("None", "False")):
@@ -213,7 +223,56 @@ def _graph(facts) -> Graph:
             found.nodes.add(function.name.value)
     if not found.reducers and found.keys:
         found.reducers.extend(found.checkpointers)
+    found.one_run = _one_run_builders(facts, found)
     return found
+
+
+RUNS = ("invoke", "ainvoke", "stream", "astream")
+INSPECTS = ("get_graph", "get_state", "get_state_history")
+
+
+def _one_run_builders(facts, found: Graph) -> set[str]:
+    """Builders of a notebook (nothing imports it) whose checkpointed graphs are each run once:
+    `interview_graph = builder.compile(checkpointer=memory)` invoked by one top-level cell and
+    otherwise only drawn or inspected. Such a thread never gets a second turn."""
+    if not facts.rule.context.path.endswith(".ipynb") or len(found.checkpointers) != sum(
+            1 for c in found.checkpointers if isinstance(c, cst.Arg)):
+        return set()  # a checkpointer supplied by another module or a deployment
+    once: dict[str, bool] = {}
+    for call in facts.nodes.calls:
+        saver = keyword(call, "checkpointer") if callee_name(call) == "compile" else None
+        if saver is None or not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
+            continue
+        builder = call.func.value.value
+        once[builder] = once.get(builder, True) and _run_once(facts, call)
+    return {builder for builder, single in once.items() if single}
+
+
+def _run_once(facts, compiled: cst.Call) -> bool:
+    """The compiled graph is bound to a top-level name read only by one top-level run outside
+    any loop, and by calls that draw or inspect it."""
+    value: cst.CSTNode = compiled
+    while isinstance(facts.parent(value), cst.Attribute) and isinstance(facts.parent(facts.parent(value)), cst.Call):
+        value = facts.parent(facts.parent(value))  # `.with_config(run_name=...)`
+    statement = facts.parent(value)
+    if not isinstance(statement, cst.Assign) or facts.function_of(statement) is not None or len(statement.targets) != 1:
+        return False
+    target = statement.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    runs = 0
+    for name in walk(facts.rule.context.module):
+        if not isinstance(name, cst.Name) or name.value != target.value or name is target:
+            continue
+        read = facts.parent(name)
+        if isinstance(read, cst.Attribute) and read.attr is name:
+            continue  # `x.interview_graph`: another object's attribute
+        method = read.attr.value if isinstance(read, cst.Attribute) else ""
+        if method in RUNS and facts.function_of(read) is None and not facts.loops_of(read):
+            runs += 1
+        elif method not in INSPECTS:
+            return False  # passed on, rebound, run in a loop or a function: it may run again
+    return runs == 1
 
 
 # --- what the project pass reads (stdlib ast, chatbound.project.users) -------------------------
@@ -413,6 +472,9 @@ def storage(facts, expr: cst.CSTNode) -> Storage | None:
         return None
     if found.served is not None and function.name.value not in found.served and _platform_only(found):
         return None  # a node of another graph of the module (a subgraph run per Send): the platform keeps no thread of it
+    builders = found.builders.get(function.name.value)
+    if builders and builders <= found.one_run:
+        return Storage(f"graph state.{key} of one run", "graph", f'state["{key}"]')  # no thread gets a second turn
     return _storage(found, key)
 
 
