@@ -177,8 +177,7 @@ def scopes(module: cst.Module) -> dict[cst.CSTNode, Scope]:
                 elif value_type is tuple or value_type is list:
                     pending += [(item, scope) for item in value if type(item) in WALKED_CLASSES]
             continue
-        if kind is None:
-            # a parameter's default and annotation are evaluated where the def stands
+        if node_type is cst.Param:  # its default and annotation are evaluated where the def stands
             outer = scope.parent
             for field in node_fields(node_type):
                 value = getattr(node, field)
