@@ -1,6 +1,7 @@
-"""OpenAI Swarm (`swarm`, installed from github.com/openai/swarm; no PyPI release).
+"""OpenAI Swarm (`swarm`: github.com/openai/swarm, or PyPI's openai-swarm 0.1.1, the same package).
 
-Checked against swarm/core.py at 21b2fd1 (the last commit):
+Checked against swarm/core.py at 6af0b4c, the main branch's last commit, whose swarm/ package
+PyPI's openai-swarm 0.1.1 holds byte for byte (tests/test_swarm_runtime.py runs it):
 
 - `client.run(agent, messages)` (`client = Swarm()`) sends `[{"role": "system", ...}] + history`
   to `chat.completions.create` on every step, where `history` is a copy of `messages`
