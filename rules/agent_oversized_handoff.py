@@ -335,7 +335,7 @@ class AgentOversizedHandoff(ChatRule):
             for target in self._handoff_targets(call):
                 argument = target.value if isinstance(target, cst.Arg) else target
                 found = self._whole_history(argument)
-                if found is not None and self._receiver_sends(call, argument):
+                if found is not None and self._receiver_sends(call, argument) and not self._own_party(call, found[2]):
                     reported.add(id(call))
                     self._report(call, argument, found)
                     break
@@ -380,6 +380,44 @@ class AgentOversizedHandoff(ChatRule):
         if argument is call:
             return True  # a framework agent: `_handoff_targets` checked the framework
         return any(site is call and any(a is argument for a in sink.content) for site, sink in self.facts.sites())
+
+    def _own_party(self, call: cst.Call, history: History | None) -> bool:
+        """Whether the receiver is the conversation's own party, not a second agent: no other
+        model call sends the history, and it grows with what this call returns
+        (`h.extend(result.new_messages())` after `async with expert.run_stream(q,
+        message_history=h) as result`). That is the chat itself, which MEMORY reports."""
+        if history is None:
+            return False
+        key = history.storage.key
+        for site, sink in self.facts.sites():
+            if site is not call and any(use.storage.key == key for a in sink.content for use in self.facts.whole_history_in(a)):
+                return False
+        return any(
+            self._derives_from(value, call, 0)
+            for site in history.growth if isinstance(site, cst.CSTNode)
+            for value in self.facts.growth_values(site)
+        )
+
+    def _derives_from(self, expr: cst.CSTNode, call: cst.Call, depth: int) -> bool:
+        """Whether `expr` is computed from `call`'s result, through the locals it was bound from."""
+        if depth > 4:
+            return False
+        for node in walk(expr):
+            if node is call:
+                return True
+            if isinstance(node, cst.Name) and any(
+                isinstance(value, cst.BaseExpression) and self._derives_from(value, call, depth + 1)
+                for value in self._bound_from(node)
+            ):
+                return True
+        return False
+
+    def _bound_from(self, name: cst.Name) -> list[cst.CSTNode]:
+        """What a local was bound from: its assignment, or the loop it is the variable of
+        (`for m in result.new_messages(): h.append(m)`)."""
+        loops = [loop.iter for loop in self.facts.loops_of(name)
+                 if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name.value]
+        return [self.facts.assignment_before(name), *loops]
 
     def _fanned_out(self, call: cst.Call) -> bool:
         """Each worker's call in `asyncio.gather(*(w.run(h) for w in ws))` or `create_task` in a loop."""

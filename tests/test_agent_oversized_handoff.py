@@ -208,3 +208,49 @@ def test_both_halves_in_other_modules_are_linked_whichever_rules_run(select):
     root = FIXTURES / "handoff"
     found = {(f.path, f.span.line) for f in handoffs(root, select=select) if f.path == "escalations.py"}
     assert found == {("escalations.py", 9)}  # escalate_recent (line 13) hands over last_turns(), a window
+
+
+OWN_PARTY = """
+    import streamlit as st
+    from pydantic_ai import Agent
+
+    expert_agent = Agent("openai:gpt-4o")
+
+    if "messages" not in st.session_state:
+        st.session_state.messages = []
+
+
+    async def turn(text):
+        async with expert_agent.run_stream(text, message_history=st.session_state.messages) as result:
+            answer = await result.get_output()
+        st.session_state.messages.extend(result.new_messages())
+        return answer
+"""
+
+
+def test_the_conversations_own_agent_is_no_second_agent_whatever_its_name():
+    """`expert_agent` is the chat's only party: the history grows with what its own run
+    returns and no other model call sends it. MEMORY reports that send; a handoff would rest
+    on the word "expert" alone."""
+    assert findings(OWN_PARTY) == []
+
+
+def test_a_specialist_whose_reply_joins_a_conversation_another_model_holds_is_still_handed_it():
+    """The front desk's model sends the same history too: the expert is a second agent."""
+    code = OWN_PARTY.replace(
+        "    async def turn(text):\n",
+        "    desk = Agent(\"openai:gpt-4o-mini\")\n\n\n"
+        "    async def front(text):\n"
+        "        await desk.run(text, message_history=st.session_state.messages)\n\n\n"
+        "    async def turn(text):\n",
+    )
+    assert findings(code) == [(19, 16)]
+
+
+def test_replies_gathered_in_a_loop_over_the_run_still_come_from_it():
+    code = OWN_PARTY.replace(
+        "        st.session_state.messages.extend(result.new_messages())\n",
+        "        for message in result.new_messages():\n"
+        "            st.session_state.messages.append(message)\n",
+    )
+    assert findings(code) == []

@@ -144,6 +144,8 @@ class ModuleTree:
             return parent.value
         if isinstance(parent, cst.For):
             return parent  # a loop variable: one element, not the list
+        if isinstance(parent, cst.AsName) and isinstance(with_item := self.parent(parent), cst.WithItem):
+            return with_item.item  # `async with agent.run_stream(q) as result`: what the block is entered with
         return None
 
     def _unpacked_from(self, target: cst.Name) -> cst.CSTNode | None:
