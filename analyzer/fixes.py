@@ -60,8 +60,9 @@ SUGGESTIONS = {
     + HISTORY_STAYS,
     "llamaindex": "Use a token-limited memory: `ChatMemoryBuffer.from_defaults(token_limit=3000)` "
     "(or a summary memory) instead of the whole chat history. " + HISTORY_STAYS,
-    "agents": "Give the session a limit: read only the last items (`session.get_items(limit=...)`, or a "
-    "`session_input_callback` in RunConfig that keeps the last turns) instead of the whole session. " + HISTORY_STAYS,
+    "agents": f"Send a bounded view of the input: `bounded_view(history, last_turns={WINDOW_TURNS})` from "
+    "chatbound.compaction (the runner copies its input), or keep the conversation in a session with "
+    "`session_settings=SessionSettings(limit=...)`. " + HISTORY_STAYS,
     SPLITS_TURN: "Replace the count slice by `bounded_view(history, last_events=N)`: it keeps the system prompt "
     "and whole turns, so a tool result never arrives without its call.",
     HANDOFF: "Hand the specialist a brief instead of the transcript: the goal, the constraints, and the evidence "
@@ -252,7 +253,7 @@ def fix_for(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, line
     history = text_at(lines, finding.span)
     if finding.properties.get("storage") in NOT_A_LIST:
         return None, SUGGESTIONS.get(kind, SUGGESTIONS["plain"])
-    if kind in ("plain", "langchain"):
+    if kind in ("plain", "langchain", "agents"):
         shape = message_shape(module, wrapper, finding, history)
         suggestion = SUGGESTIONS[kind] + (TAILS["string" if shape == "text" else shape][2] if shape in (*TAILS, "text") else "")
         context, sent = _send_context(module, wrapper, finding.span)

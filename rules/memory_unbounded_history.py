@@ -218,7 +218,9 @@ class MemoryUnboundedHistory(ChatRule):
       `h = result.all_messages()` becomes `h = [*h, *result.new_messages()]`
       (`all_messages()` would return the bounded history that was sent).
     - An Agents SDK input list fed back by hand is sent through `bounded_view` and stored as
-      `items + result.to_input_list()[len(result.input):]`.
+      `items + result.to_input_list()[len(result.input):]`; a list the app grows with its own
+      messages (a Streamlit page's chat) is sent through `bounded_view` (the runner copies its
+      input, the list keeps every message).
     - A Responses API `previous_response_id` chain gets `truncation="auto"`: the server drops
       the oldest items once the chain outgrows the context window instead of failing with a
       400. Cost still grows until then, so the message names the lower bounds you add by hand:

@@ -73,8 +73,6 @@ UNSAFE_BY_DESIGN = {
     "adk/concierge": "advice only: the agent adk web serves gets compaction from an App the project builds around it",
     "adk/served": "advice only, as adk/concierge",
     "prompts_project/garden_app": "advice only, as adk/concierge",
-    "frameworks_project/streamlit_trip": "advice only: an Agents SDK run's input list the project keeps (a Streamlit "
-    "session's chat) is no session and no replayed to_input_list(); the send wrap covers plain and LangChain lists",
     "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "
     "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
     "smolagents/gradio_app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",
@@ -204,6 +202,14 @@ def test_support_assistant_fix_is_exactly_the_wrapped_send_and_the_import(fixed_
     tools = "from .tools import TOOL_FUNCTIONS, _schema, api_usage, list_seats, lookup_invoice, open_ticket, refund, reset_sso, start_export\n"
     expected = (before / path).read_text().replace(tools, tools + IMPORT + "\n").replace("*self.conversation,", "*bounded_view(self.conversation, last_turns=10),")
     assert (after / path).read_text() == expected
+
+
+def test_a_chat_the_page_keeps_and_gives_the_agents_runner_gets_the_send_wrapped(fixed_copy):
+    _, before, after, _, _ = fixed_copy
+    path = "frameworks_project/streamlit_trip/app.py"
+    sent = "Runner.run(planner, st.session_state.chat)"
+    expected = (before / path).read_text().replace("import planner\n", f"import planner\n{IMPORT}\n")
+    assert (after / path).read_text() == expected.replace(sent, "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))")
 
 
 def test_diff_shows_the_same_change_and_writes_nothing(fixed_copy):

@@ -1,10 +1,17 @@
 """The real OpenAI Agents SDK runner, a recording model: an agent run on one SQLiteSession sends
 every item of the session on each call, and chatbound's fix (the session's own
-`SessionSettings(limit=...)`) keeps the send flat while the session still keeps every item."""
+`SessionSettings(limit=...)`) keeps the send flat while the session still keeps every item; a
+Streamlit page running the agent on the chat it keeps sends the whole chat, and the fix
+(`bounded_view` of the chat at the send) keeps it flat while the page still shows every message."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import runpy
+import shutil
+import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +25,7 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # 
 from chatbound.analysis import analyze_source  # noqa: E402
 from chatbound.apply import apply_edits  # noqa: E402
 from chatbound.registry import all_rules  # noqa: E402
+from conftest import FIXTURES, invoke  # noqa: E402
 
 APP = '''\
 from agents import Agent, Runner, SQLiteSession
@@ -90,3 +98,50 @@ def test_a_session_with_a_limit_is_flat_and_not_reported():
     assert analyze_source(source, "app.py", rules).findings == []
     sent, kept = run(source)
     assert max(sent) <= 11 and kept == 2 * TURNS
+
+
+TRIP = FIXTURES / "frameworks_project" / "streamlit_trip"  # a Streamlit page running the planner of trip_agents.py
+
+
+class SessionState(dict):
+    """Streamlit's `st.session_state`: a dict read and written as attributes, kept across reruns."""
+
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+
+def rerun_page(page, monkeypatch) -> tuple[list[int], int]:
+    """Streamlit reruns the whole page on each message: TURNS reruns, each with a new question,
+    on one session state; the page's imported modules stay loaded between reruns, as there."""
+    state = SessionState()
+    questions = iter(f"question {turn}" for turn in range(TURNS))
+    shown = SimpleNamespace(write=lambda text: None)
+    streamlit = SimpleNamespace(session_state=state, chat_input=lambda prompt: next(questions),
+                                chat_message=lambda role: shown)
+    monkeypatch.setitem(sys.modules, "streamlit", streamlit)
+    monkeypatch.syspath_prepend(str(page.parent))
+    monkeypatch.delitem(sys.modules, "trip_agents", raising=False)
+    model = Recording()
+    importlib.import_module("trip_agents").planner.model = model
+    for _ in range(TURNS):
+        runpy.run_path(str(page))
+    return model.sent, len(state.chat)
+
+
+def test_a_streamlit_chat_sent_to_the_runner_grows_and_the_fix_keeps_it_flat(tmp_path, monkeypatch):
+    rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
+    [finding] = analyze_source((TRIP / "app.py").read_text(), "app.py", rules).findings
+    assert (finding.span.line, finding.span.col) == (15, 46)  # the chat the page keeps, sent as the run's input
+    shutil.copytree(TRIP, tmp_path, dirs_exist_ok=True)
+    (tmp_path / "requirements.txt").write_text("openai-agents>=0.24\nstreamlit\n")
+    before, kept_before = rerun_page(tmp_path / "app.py", monkeypatch)
+    assert before == [2 * turn + 1 for turn in range(TURNS)]  # every earlier question and answer, and the new one
+
+    fixed = invoke("check", "--fix", "--select", "MEMORY", ".", cwd=tmp_path)
+    assert fixed.exit_code == 0 and "Fixed 1 finding." in fixed.output
+    assert "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))" in (tmp_path / "app.py").read_text()
+    assert (tmp_path / "requirements.txt").read_text().endswith("chatbound-compaction>=0.1.0\n")
+    assert invoke("check", "--select", "MEMORY", ".", cwd=tmp_path).exit_code == 0  # the bounded send is not reported
+    after, kept_after = rerun_page(tmp_path / "app.py", monkeypatch)  # the fixed page starts and runs
+    assert after[:10] == before[:10] and after[-20:] == [19] * 20  # 9 whole turns and the question
+    assert kept_after == kept_before == 2 * TURNS  # the page still shows every message

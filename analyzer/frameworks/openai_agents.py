@@ -266,11 +266,17 @@ def _kept_by_session(expr: ast.expr, imported: dict[str, str]) -> bool:
 
 def fix(finding: Finding, module: cst.Module, wrapper: MetadataWrapper, lines):
     """A session without a limit: `session_settings=SessionSettings(limit=40)`; a replayed input
-    list: `bounded_view` at the send, the store keeps the whole thread."""
+    list: `bounded_view` at the send, the store keeps the whole thread. A list the app grows with
+    its own messages (a web session's chat) is no one's but the app's: None, and the generic
+    bounded view at the send (the runner copies its input: run.py `copy_input_items`)."""
     if finding.properties.get("framework") != "agents":
         return None
-    limit = finding.properties.get("storage") == "framework"
-    return (_session_limit if limit else _replayed_input)(finding, module, wrapper, lines), ADVICE["agents"]
+    if finding.properties.get("storage") == "framework":
+        return _session_limit(finding, module, wrapper, lines), ADVICE["agents"]
+    stores = stores_of(module, wrapper, " ".join(str(finding.properties.get("history", "")).split()), "to_input_list")
+    if stores == []:
+        return None
+    return _replayed_input(finding, module, wrapper, lines, stores), ADVICE["agents"]
 
 
 def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
@@ -291,7 +297,7 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
     )
 
 
-def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
+def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.Assign] | None) -> Fix | None:
     """`Runner.run(agent, items)` -> `Runner.run(agent, bounded_view(items, last_turns=10))`, and the
     store `h = r.to_input_list()` -> `h = items + r.to_input_list()[len(r.input):]`:
     `to_input_list()` is the input that was sent (`r.input`) followed by the run's new items.
@@ -309,7 +315,6 @@ def _replayed_input(finding: Finding, module, wrapper, lines) -> Fix | None:
         return None
     if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
         return None  # bounded_view takes a list; the first input may be a string
-    stores = stores_of(module, wrapper, history, "to_input_list")
     if not stores:
         return None
     fix = replace_span(
