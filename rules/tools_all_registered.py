@@ -13,6 +13,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from chatbound import frameworks, toollists
 from chatbound.findings import Severity
+from chatbound.frameworks import Server
 from chatbound.messages import ast_callee_name, callee_name
 from chatbound.rule import Invalid, Option, Rule, Valid
 from chatbound.texts import read_data_file, text_of
@@ -82,12 +83,14 @@ class Tools:
     partial: bool = False  # some elements (a starred unknown) are not counted
     imported: tuple[RemoteToolList, ...] = ()  # lists of other modules it holds (counted there)
     servers: tuple[str, ...] = ()  # every tool of a server, known only at run time (how each reads)
+    served: tuple[Server, ...] = ()  # every tool of a well-known server, counted in its source
     how: str = WRITTEN  # how the set was gathered, said in the message
     picked: bool = True  # hand-picked (a written list, an agent's own decorated tools), not gathered
 
     def __add__(self, other: Tools) -> Tools:
         return Tools((self.elements or []) + (other.elements or []), partial=self.partial or other.partial,
-                     imported=self.imported + other.imported, servers=self.servers + other.servers, how=JOINED,
+                     imported=self.imported + other.imported, servers=self.servers + other.servers,
+                     served=self.served + other.served, how=JOINED,
                      picked=False)
 
 
@@ -122,8 +125,11 @@ class ToolsAllRegistered(Rule):
     their tokens in the configured `encoding`.
 
     Every tool of an MCP server is flagged whatever their number, since the server decides it
-    when it runs (the message says so): `session.list_tools()`, `MultiServerMCPClient.get_tools()`,
-    an ADK `McpToolset` (or 0.x `MCPToolset.from_server(...)`) or an Agents SDK `MCPServerStdio`
+    when it runs (the message says so), unless its launch command names a well-known server
+    whose tools were counted in its source at a version (`npx -y
+    @modelcontextprotocol/server-brave-search`: 2 tools; `chatbound.frameworks.mcp_servers`):
+    that server counts as its number of tools, which the message gives. Servers come from
+    `session.list_tools()`, `MultiServerMCPClient.get_tools()`, an ADK `McpToolset` (or 0.x `MCPToolset.from_server(...)`) or an Agents SDK `MCPServerStdio`
     in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
     without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`
     ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
@@ -377,7 +383,7 @@ class ToolsAllRegistered(Rule):
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elements: list[cst.BaseExpression] = []
             imported: tuple[RemoteToolList, ...] = ()
-            partial, servers, how, picked = False, (), WRITTEN, True
+            partial, servers, served, how, picked = False, (), (), WRITTEN, True
             for element in node.elements:
                 if isinstance(element, cst.StarredElement):
                     inner = self._tools(element.value, depth)
@@ -387,12 +393,16 @@ class ToolsAllRegistered(Rule):
                     elements.extend(inner.elements)
                     imported += inner.imported
                     partial, servers, how = partial or inner.partial, servers + inner.servers, JOINED
+                    served += inner.served
                     picked = False
-                elif (server := self._toolset(element.value)) is not None:
-                    servers += (server,)
+                elif (toolset := self._toolset(element.value)) is not None:
+                    server, launched = toolset
+                    known = frameworks.known_server(self._words(launched))
+                    served, servers = (served + (known,), servers) if known else (served, servers + (server,))
                 else:
                     elements.append(element.value)
-            return Tools(elements, partial=partial, imported=imported, servers=servers, how=how, picked=picked)
+            return Tools(elements, partial=partial, imported=imported, servers=servers, served=served, how=how,
+                         picked=picked)
         if isinstance(node, cst.Await):
             return self._tools(node.expression, depth)
         if isinstance(node, cst.Attribute) and node.attr.value == "tools":  # `(await session.list_tools()).tools`
@@ -435,6 +445,7 @@ class ToolsAllRegistered(Rule):
             if inner is None or inner.elements is None:
                 return None
             return Tools(inner.elements, partial=inner.partial, imported=inner.imported, servers=inner.servers,
+                         served=inner.served,
                          how=inner.how, picked=inner.picked)
         if isinstance(node, cst.Call):
             server = frameworks.server_tools(self.imports, node)
@@ -486,7 +497,8 @@ class ToolsAllRegistered(Rule):
             if tools is None or tools.elements is None:
                 continue  # a size the module does not show is never guessed from a name
             routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
-            count = len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
+            count = (len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
+                     + sum(server.tools for server in tools.served))
             key = id(tools.definition) if tools.definition is not None else id(argument)
             attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
@@ -501,7 +513,7 @@ class ToolsAllRegistered(Rule):
         for node, tools, count, call, routes, key in attached:
             if key in reported or (count < self.limit and not tools.servers):
                 continue
-            if tools.picked and not tools.servers and (split or self._toolkit(tools, original_node)):
+            if tools.picked and not tools.servers and not tools.served and (split or self._toolkit(tools, original_node)):
                 continue  # a set chosen for one job, not every tool the app has
             reported.add(key)
             self._report(node, tools, count, call, routes)
@@ -559,12 +571,25 @@ class ToolsAllRegistered(Rule):
             return None
         return Tools([cst.Name(name) for name in tools], how="every tool of the server script it runs", picked=False)
 
-    def _toolset(self, element: cst.BaseExpression) -> str | None:
-        """How an element that stands for every tool of a server (an MCP toolset) reads, or None."""
+    def _toolset(self, element: cst.BaseExpression) -> tuple[str, cst.Call] | None:
+        """How an element that stands for every tool of a server (an MCP toolset) reads, and the
+        call that makes the toolset; None when it is no such element."""
         bound = element
         if isinstance(element, cst.Name):
             bound = bound_expression(self, element) or self._held(element)  # `async with MCPServerStdio(...) as s`
-        return frameworks.toolset(self.imports, bound) if isinstance(bound, cst.Call) else None
+        server = frameworks.toolset(self.imports, bound) if isinstance(bound, cst.Call) else None
+        return (server, bound) if server is not None else None
+
+    def _words(self, node: cst.CSTNode, depth: int = 0) -> list[str]:
+        """The texts written in a toolset's launch parameters (`'npx', ['-y', PACKAGE]`), through
+        names bound once (`params = StdioServerParameters(...)`)."""
+        words = []
+        for child in walk(node):
+            if isinstance(child, cst.SimpleString):
+                words.append(child.evaluated_value)
+            elif isinstance(child, cst.Name) and depth < 3 and (bound := bound_expression(self, child)) is not None:
+                words += self._words(bound, depth + 1)
+        return [w for w in words if isinstance(w, str)]
 
     def _held(self, name: cst.Name) -> cst.BaseExpression | None:
         """What a name bound once by `with X as name`, or as the first of `name, rest = X`, holds: X."""
@@ -592,7 +617,9 @@ class ToolsAllRegistered(Rule):
             what += f" (and {routes} handoff{'s' if routes > 1 else ''} to other agents, counted apart)"
         work = [e for e in tools.elements or [] if not self._routes(e)]
         schema = self._schema_note(work, count) + (" (how many tools the server offers is known only when it runs)"
-                                                   if tools.servers else "")
+                                                   if tools.servers else "") + "".join(
+            f" (the {s.name} MCP server offers {s.tools} tool{'s' if s.tools != 1 else ''}, counted in its source at "
+            f"{s.version})" for s in dict.fromkeys(tools.served))
         related = (
             [self.related(tools.definition, "the tool list is built here")]
             if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
@@ -601,8 +628,8 @@ class ToolsAllRegistered(Rule):
         self.report(
             node,
             f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
-            f"for every schema (max-tools is {self.limit}).{'' if tools.servers else f' Counted from {tools.how}.'}",
-            suggestion=frameworks.SERVER_TOOLS_ADVICE if tools.servers else "Attach only the tools this request can "
+            f"for every schema (max-tools is {self.limit}).{'' if tools.servers or tools.served else f' Counted from {tools.how}.'}",
+            suggestion=frameworks.SERVER_TOOLS_ADVICE if tools.servers or tools.served else "Attach only the tools this request can "
             "use: group them by topic or route first, or let a small router pick a few before the call.",
             related=related,
             properties={"tools": count},

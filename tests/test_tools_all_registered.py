@@ -273,3 +273,75 @@ def test_every_tool_of_an_mcp_server_bound_unfiltered(code, reported):
     found = findings(code)
     assert [f.span.line for f in found] == reported
     assert all("known only when it runs" in f.message for f in found)
+
+
+PYDANTIC_SERVER = "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # Brave Search offers 2 tools (0.6.2), whatever the names of the variables
+        PYDANTIC_SERVER + "every_tool = MCPServerStdio('npx', ['-y', '@modelcontextprotocol/server-brave-search'])\n"
+        "agent = Agent('m', mcp_servers=[every_tool])\n",
+        # Agents SDK, the command in a params dict: fetch offers 1 tool, time 2
+        "from agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        "web = MCPServerStdio(params={'command': 'uvx', 'args': ['mcp-server-fetch']})\n"
+        "clock = MCPServerStdio(params={'command': 'uvx', 'args': ['mcp-server-time']})\n"
+        "agent = Agent(name='a', mcp_servers=[web, clock])\n",
+        # ADK, through parameters bound to a name: sequential thinking offers 1 tool
+        "from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams\n"
+        "params = StdioServerParameters(command='npx', args=['-y', '@modelcontextprotocol/server-sequential-thinking'])\n"
+        "agent = LlmAgent(name='a', tools=[McpToolset(connection_params=StdioConnectionParams(server_params=params))])\n",
+        # a clone of mcp-mem0 run by its path (3 tools), Windows separators
+        PYDANTIC_SERVER + "s = MCPServerStdio('C:\\\\env\\\\python.exe', args=['C:\\\\src\\\\mcp-mem0\\\\main.py'])\n"
+        "agent = Agent('m', mcp_servers=[s])\n",
+    ],
+)
+def test_a_well_known_server_with_few_tools_is_not_reported(code):
+    assert findings(code) == []
+
+
+def test_a_well_known_server_with_many_tools_says_how_many():
+    code = PYDANTIC_SERVER + (
+        "github = MCPServerStdio('npx', ['-y', '@modelcontextprotocol/server-github'])\n"
+        "agent = Agent('m', mcp_servers=[github])\n"
+    )
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (4, 20)  # the `mcp_servers=` argument
+    assert finding.message.startswith("26 tools are attached to every request by `Agent(...)` (the GitHub MCP server "
+                                      "offers 26 tools, counted in its source at 0.6.2);")
+    assert "known only when it runs" not in finding.message
+    assert finding.properties == {"tools": 26}
+
+
+@pytest.mark.parametrize(
+    "servers, tools, count",
+    [
+        # small servers add up: 2 + 2 + 1
+        ("'@modelcontextprotocol/server-brave-search', 'mcp-server-time', 'mcp-server-fetch'", "", 5),
+        # a small server beside written tools: 2 + 3
+        ("'@modelcontextprotocol/server-brave-search'", "a, b, c, ", 5),
+    ],
+)
+def test_a_well_known_servers_tools_count_with_the_others(servers, tools, count):
+    code = PYDANTIC_SERVER + "".join(
+        f"s{i} = MCPServerStdio('npx', ['-y', {name}])\n" for i, name in enumerate(servers.split(", "))
+    ) + f"agent = Agent('m', toolsets=[{tools}{', '.join(f's{i}' for i in range(servers.count(',') + 1))}])\n"
+    [finding] = findings(code)
+    assert finding.properties == {"tools": count}
+    assert finding.message.startswith(f"{count} tools are attached")
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "@modelcontextprotocol/server-brave-search@0.5.0",  # pinned to a version whose tools were not counted
+        "brave-search-mcp",  # another server of the same purpose
+    ],
+)
+def test_a_server_not_counted_at_that_version_is_known_only_at_run_time(package):
+    code = PYDANTIC_SERVER + f"agent = Agent('m', mcp_servers=[MCPServerStdio('npx', ['-y', '{package}'])])\n"
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (3, 20)
+    assert "known only when it runs" in finding.message
