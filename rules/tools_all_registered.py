@@ -14,16 +14,17 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 from chatbound import frameworks, toollists
 from chatbound.findings import Severity
 from chatbound.frameworks import Server
-from chatbound.messages import ast_callee_name, callee_name
-from chatbound.rule import Invalid, Option, Rule, Valid
+from chatbound.messages import ast_callee_name, callee_name, role_of
+from chatbound.chat import ChatRule
+from chatbound.rule import Invalid, Option, Valid
 from chatbound.texts import read_data_file, text_of
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.histories import walk
 from chatbound.project.imports import imports_of
 from chatbound.project.model import RemoteToolList
-from chatbound.sinks import dotted
+from chatbound.sinks import dotted, keyword
 from chatbound.toollists import ROUTE_CALLS
-from chatbound.values import bound_expression
+from chatbound.values import bound_expression, grown_from
 from chatbound.stdlib_tree import PythonTree
 
 TOOL_KEYWORDS = ("tools", "functions")
@@ -94,7 +95,7 @@ class Tools:
                      picked=False)
 
 
-class ToolsAllRegistered(Rule):
+class ToolsAllRegistered(ChatRule):
     """
     ## What it does
     Flags a model or agent call given `max-tools` (default 5) or more tools, the same ones
@@ -133,6 +134,10 @@ class ToolsAllRegistered(Rule):
     in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
     without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`
     ([Frameworks](https://github.com/chatbound/chatbound/blob/main/docs/frameworks.md)).
+    A client of the project's own that gathers every server's tools into one list (`tools.extend((await
+    s.list_tools()).tools)` for each session) gives every tool of those servers, whether it attaches
+    them or joins them into the system prompt of a model call (reported at the join, the call as
+    a related location); a condition or a slice on the way chooses, and is not flagged.
     A server whose source the module holds, a script its parameters run with `python -c`
     (a text, or what a function of the module returns), is counted instead: the functions it
     registers with a `.tool` decorator (`@mcp.tool()`), like any list.
@@ -208,8 +213,10 @@ class ToolsAllRegistered(Rule):
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `tools=` or a tool list bind no tools to a model or agent (a list
-        offered to other modules is read by the project pass, not here)."""
-        return any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)))
+        offered to other modules is read by the project pass, not here); one that lists a
+        server's tools may describe them in a system prompt."""
+        return any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))) or any(
+            ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call))
 
     VALID = [
         # an MCP toolset that names the tools it offers
@@ -327,10 +334,12 @@ class ToolsAllRegistered(Rule):
     # --- where tools are attached ----------------------------------------------------
 
     def visit_Import(self, node: cst.Import) -> None:
+        super().visit_Import(node)
         self.imports.update(self.context.module.code_for_node(alias.name) for alias in node.names)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`from .tools import lookup` / `from tools import lookup`: a file next to this one."""
+        super().visit_ImportFrom(node)
         if node.module is not None and not node.relative:
             self.imports.add(self.context.module.code_for_node(node.module))
         if node.module is None or isinstance(node.names, cst.ImportStar) or len(node.relative) > 1:
@@ -345,6 +354,7 @@ class ToolsAllRegistered(Rule):
                     self.imported[local.value] = (path, alias.name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
         self.functions.setdefault(node.name.value, node)
         for decorator in node.decorators:
             target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
@@ -357,6 +367,7 @@ class ToolsAllRegistered(Rule):
                 self.agent_names.setdefault(target.value.value, target.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
         self.arguments.extend((node, argument) for argument in self._tools_arguments(node))
 
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
@@ -412,7 +423,9 @@ class ToolsAllRegistered(Rule):
         if isinstance(node, cst.Attribute):
             return self._imported(node, returned=False)
         if isinstance(node, cst.Name):
-            bound = bound_expression(self, node)
+            bound = bound_expression(self, node) or grown_from(self, node)
+            if isinstance(bound, cst.List) and not bound.elements and (gathered := self._gathered(node)) is not None:
+                return gathered
             if bound is None:
                 held = self._held(node)  # `with MCPClient(...) as tools`, `tools, stack = await ...from_server(...)`
                 if isinstance(held, cst.Await):
@@ -517,6 +530,65 @@ class ToolsAllRegistered(Rule):
                 continue  # a set chosen for one job, not every tool the app has
             reported.add(key)
             self._report(node, tools, count, call, routes)
+        if any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls) and self.may_chat():
+            self._described_servers()
+
+    # --- every tool of MCP servers described in a system prompt ---------------------------
+
+    def _described_servers(self) -> None:
+        """Report where every tool of MCP servers is written into a system prompt a model is
+        sent (`"\\n".join(t.format_for_llm() for t in all_tools)` in the system message)."""
+        facts = self.chat_facts()
+        prompts = [(content, flow.site) for flow in facts.flows() for definition in flow.history.definitions
+                   if isinstance(definition, cst.CSTNode) for content in _system_contents(definition)]
+        for site, sink in facts.sites():
+            for arg in sink.content:
+                value = bound_expression(self, arg) if isinstance(arg, cst.Name) else arg
+                prompts += [(content, site) for content in _system_contents(value)] if value is not None else []
+            system = keyword(site, "system")
+            prompts += [(system.value, site)] if system is not None else []
+        reported: set[int] = set()
+        for content, site in prompts:
+            found = self._description(content)
+            if found is None or id(found[0]) in reported:
+                continue
+            reported.add(id(found[0]))
+            described, tools = found
+            servers = " and ".join(dict.fromkeys(tools.servers))
+            self.report(
+                described,
+                f"{servers[0].upper()}{servers[1:]} {'are' if len(tools.servers) > 1 else 'is'} described in the "
+                f"system prompt of every request by `{self._call_name(site)}(...)` (how many tools the server offers "
+                f"is known only when it runs); each request pays for every description (max-tools is {self.limit}).",
+                suggestion=frameworks.SERVER_TOOLS_ADVICE,
+                related=[self.related(site, "the model call the system prompt is sent with")],
+            )
+
+    def _description(self, expr: cst.BaseExpression, depth: int = 0) -> tuple[cst.Call, Tools] | None:
+        """The `join` that writes every tool of MCP servers into `expr` (through names, f-strings,
+        `+` and `.format(...)`), with those tools; None when `expr` holds no such text."""
+        if depth > 6:
+            return None
+        parts: list[cst.BaseExpression] = []
+        if isinstance(expr, cst.Name):
+            bound = bound_expression(self, expr) or grown_from(self, expr)
+            parts = [bound] if bound is not None else []
+        elif isinstance(expr, cst.FormattedString):
+            parts = [p.expression for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+        elif isinstance(expr, (cst.BinaryOperation, cst.ConcatenatedString)):
+            parts = [expr.left, expr.right]
+        elif isinstance(expr, cst.Call) and callee_name(expr) == "join" and expr.args:
+            joined = expr.args[0].value
+            listed = joined.for_in.iter if isinstance(joined, (cst.ListComp, cst.GeneratorExp)) and not joined.for_in.ifs else joined
+            tools = self._tools(listed) if isinstance(listed, (cst.Name, cst.Attribute, cst.Await, cst.Call)) else None
+            return (expr, tools) if tools is not None and tools.servers else None
+        elif isinstance(expr, cst.Call) and callee_name(expr) == "format" and isinstance(expr.func, cst.Attribute):
+            parts = [expr.func.value, *(a.value for a in expr.args)]
+        for part in parts:
+            found = self._description(part, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _signature(self, tools: Tools) -> frozenset[str]:
         """What a set holds, to tell two sets apart (the same list attached twice is one)."""
@@ -590,6 +662,56 @@ class ToolsAllRegistered(Rule):
             elif isinstance(child, cst.Name) and depth < 3 and (bound := bound_expression(self, child)) is not None:
                 words += self._words(bound, depth + 1)
         return [w for w in words if isinstance(w, str)]
+
+    def _gathered(self, name: cst.Name) -> Tools | None:
+        """What a list started empty and grown with every tool of MCP servers holds (`tools.extend((await
+        s.list_tools()).tools)` for each session): every tool of each; None when nothing it is grown
+        with lists a server's tools, or a part of it is chosen (a filtered comprehension)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        servers, elements, partial = [], [], False
+        for site, value in self.nodes.growth_by_name.get(name.value, ()):
+            receiver = site.func.value if isinstance(site, cst.Call) else site.target
+            if value is None or self.get_metadata(ScopeProvider, receiver, None) is not scope:
+                continue
+            listed = self._listed(value)
+            if listed is not None:
+                servers.append(listed)
+            elif self._chosen(value):
+                return None
+            elif isinstance(site, cst.Call) and callee_name(site) == "append":
+                elements.append(value)
+            else:
+                partial = True
+        if not servers:
+            return None
+        gathered = f"every tool of each MCP server gathered into `{name.value}` by `{servers[0]}`"
+        return Tools(elements, partial=partial, servers=(gathered,), how=JOINED, picked=False)
+
+    def _listed(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The call `expr` holds every tool of when that call lists a server's tools whole (through
+        `await`, `.tools`, names bound once and comprehensions without a condition), or None."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Await):
+            return self._listed(expr.expression, depth + 1)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "tools":
+            return self._listed(expr.value, depth + 1)
+        if isinstance(expr, cst.Name):
+            bound = bound_expression(self, expr)
+            return self._listed(bound, depth + 1) if bound is not None else None
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            loop = expr.for_in
+            return self._listed(loop.iter, depth + 1) if not loop.ifs and loop.inner_for_in is None else None
+        if isinstance(expr, cst.Call) and frameworks.server_tools(self.imports, expr) is not None:
+            return self._code(expr)
+        return None
+
+    @staticmethod
+    def _chosen(expr: cst.BaseExpression) -> bool:
+        """A comprehension with a condition, or a slice: the tools it adds are chosen, not all."""
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return bool(expr.for_in.ifs)
+        return isinstance(expr, cst.Subscript)
 
     def _held(self, name: cst.Name) -> cst.BaseExpression | None:
         """What a name bound once by `with X as name`, or as the first of `name, rest = X`, holds: X."""
@@ -729,6 +851,16 @@ class ToolsAllRegistered(Rule):
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 return None
         return None
+
+
+def _system_contents(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The contents of the system messages written in `node` (`{"role": "system", "content": ...}`)."""
+    return [
+        element.value for message in walk(node) if isinstance(message, cst.Dict) and role_of(message) == "system"
+        for element in message.elements
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+        and element.key.evaluated_value == "content"
+    ]
 
 
 def function_schema(function: cst.FunctionDef) -> dict:

@@ -345,3 +345,65 @@ def test_a_server_not_counted_at_that_version_is_known_only_at_run_time(package)
     [finding] = findings(code)
     assert (finding.span.line, finding.span.col) == (3, 20)
     assert "known only when it runs" in finding.message
+
+
+GATHERING_CHAT = """
+from openai import OpenAI
+from mcp import ClientSession
+
+client = OpenAI()
+
+
+async def chat(sessions: list[ClientSession]):
+    every_tool = []
+    for session in sessions:
+        listed = await session.list_tools()
+        every_tool += listed.tools
+    menu = "\\n".join([f"{t.name}: {t.description}" for t in every_tool])
+    messages = [{"role": "system", "content": "Tools:\\n" + menu}]
+    while True:
+        messages.append({"role": "user", "content": input()})
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+"""
+
+
+def test_every_servers_tools_described_in_a_chat_loops_system_prompt():
+    [finding] = findings(GATHERING_CHAT)
+    assert (finding.span.line, finding.span.col) == (13, 12)
+    assert finding.message.startswith("Every tool of each MCP server gathered into `every_tool` by "
+                                      "`session.list_tools()` is described in the system prompt of every request")
+    assert [(r.span.line, r.span.col) for r in finding.related] == [(17, 17)]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # a condition keeps some of them
+        ("every_tool += listed.tools", "every_tool += [t for t in listed.tools if t.name in NEEDED]"),
+        # a slice of the gathered list
+        ('for t in every_tool])', 'for t in every_tool[:5]])'),
+        # the prompt never reaches a model
+        ("reply = client.chat.completions.create(model=\"gpt-4o\", messages=messages)", "reply = log(messages)"),
+        # `list_tools` of a module that is no MCP client
+        ("from mcp import ClientSession", "from .servers import ClientSession"),
+    ],
+)
+def test_gathered_tools_chosen_or_never_sent_are_not_reported(change):
+    assert findings(GATHERING_CHAT.replace(*change)) == []
+
+
+def test_every_servers_tools_gathered_into_tools_are_reported_where_attached():
+    code = (
+        "from mcp import ClientSession\n"
+        "async def ask(client, sessions, messages):\n"
+        "    tools = []\n"
+        "    for s in sessions:\n"
+        "        tools.extend((await s.list_tools()).tools)\n"
+        "    tools.append(local_tool)\n"
+        "    return await client.messages.create(model='m', max_tokens=9, messages=messages, tools=tools)\n"
+    )
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (7, 85)
+    assert finding.message.startswith("Every tool of each MCP server gathered into `tools` by `s.list_tools()`, and 1 "
+                                      "more tool, are attached")

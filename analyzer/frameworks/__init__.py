@@ -55,7 +55,7 @@ from .vocabulary import Handoff, Kept
 
 MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai)
 __all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "INSTRUCTIONS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOLS_ADVICE", "TOOL_CONTEXT", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
+           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOL_CALLS", "SERVER_TOOLS_ADVICE", "TOOL_CONTEXT", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
            "Server", "known_server", "server_tools", "served_agents", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
            "toolset"]
 
@@ -72,6 +72,7 @@ HANDOFF_CALLS = frozenset(name for names in _declared("HANDOFF_CALLS") for name 
 KINDS = {kind: text for kinds in _declared("KINDS") for kind, text in kinds.items()}
 ADVICE = {kind: text for advice in _declared("ADVICE") for kind, text in advice.items()}
 TOOL_KEYWORDS = tuple(keyword for keywords in _declared("TOOL_KEYWORDS") for keyword in keywords)
+SERVER_TOOL_CALLS = frozenset(name for names in _declared("SERVER_TOOLS") for name in names)  # callee names
 TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pattern in patterns)
 TOOL_CONTEXT = tuple(name for names in _declared("TOOL_CONTEXT") for name in names)
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
