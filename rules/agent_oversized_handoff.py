@@ -75,7 +75,11 @@ class AgentOversizedHandoff(ChatRule):
     - framework handoffs the analysis knows (`chatbound.frameworks`): LangGraph
       `Send(node, {"messages": state["messages"]})`, `Command(goto=..., update={"messages":
       state["messages"] + [...]})`, langgraph-supervisor `create_supervisor` and the
-      supervisor/swarm `create_handoff_tool`; OpenAI Agents SDK `handoff(...)` and bare agents in
+      supervisor/swarm `create_handoff_tool`; a node of a checkpointed graph that a conditional
+      edge routes to by the name of a routing tool call (`if call["name"] == ToBilling.__name__:
+      return "billing"`, directly or through an entry node's edge) and that sends the whole shared
+      `state["messages"]` to its own model (reported at its send, or where the graph registers a
+      node an imported factory makes; a router returning a `Send` with a brief is not); OpenAI Agents SDK `handoff(...)` and bare agents in
       `Agent(handoffs=[...])` or `agent.handoffs = [...]` without `input_filter`, where runs
       continue a conversation, in the module or in one that imports its agents (a `session=`,
       `previous_response_id=`, `conversation_id=` or a replayed `to_input_list()`; a one-shot
@@ -216,12 +220,42 @@ class AgentOversizedHandoff(ChatRule):
         "from langgraph.types import Command\n"
         "def triage(state):\n"
         "    return Command(goto='billing', update={'messages': [reply]})\n",
+        # LangGraph: the router sends the specialist the routing tool call's request, not the thread
+        "from langgraph.graph import StateGraph, MessagesState\n"
+        "from langgraph.checkpoint.memory import MemorySaver\n"
+        "from langgraph.types import Send\n"
+        "def route(state):\n"
+        "    call = state['messages'][-1].tool_calls[0]\n"
+        "    if call['name'] == ToBilling.__name__:\n"
+        "        return Send('billing', {'messages': [('user', call['args']['request'])]})\n"
+        "def billing(state: MessagesState):\n"
+        "    return {'messages': [llm.invoke(state['messages'])]}\n"
+        "builder = StateGraph(MessagesState)\n"
+        "builder.add_node('billing', billing)\n"
+        "builder.add_conditional_edges('desk', route, ['billing'])\n"
+        "graph = builder.compile(checkpointer=MemorySaver())\n",
         # LangGraph: the worker gets its own task, not the transcript
         "from langgraph.types import Send\n"
         "def fan_out(state):\n"
         "    return [Send('research', {'topic': t}) for t in state['topics']]\n",
     ]
     INVALID = [
+        # LangGraph: a specialist routed to by a routing tool call reads the whole checkpointed thread
+        Invalid(
+            "from langgraph.graph import StateGraph, MessagesState\n"
+            "from langgraph.checkpoint.memory import MemorySaver\n"
+            "def route(state):\n"
+            "    call = state['messages'][-1].tool_calls[0]\n"
+            "    if call['name'] == ToBilling.__name__:\n"
+            "        return 'billing'\n"
+            "def billing(state: MessagesState):\n"
+            "    return {'messages': [llm.invoke(state['messages'])]}\n"
+            "builder = StateGraph(MessagesState)\n"
+            "builder.add_node('billing', billing)\n"
+            "builder.add_conditional_edges('desk', route)\n"
+            "graph = builder.compile(checkpointer=MemorySaver())\n",
+            8, 26,
+        ),
         # OpenAI Agents SDK: a bare agent in handoffs=[...] is a handoff with no input_filter
         Invalid(
             "from agents import Agent, Runner\n"
@@ -328,7 +362,8 @@ class AgentOversizedHandoff(ChatRule):
         reported: set[int] = set()
         for handoff in frameworks.handoffs(facts):
             reported.add(id(handoff.node))
-            self.report(handoff.node, handoff.message, suggestion=handoff.advice, properties=handoff.properties)
+            self.report(handoff.node, handoff.message, suggestion=handoff.advice, properties=handoff.properties,
+                        related=[self.related(node, message) for node, message in handoff.related])
         for call in candidates:
             if id(call) in reported:
                 continue

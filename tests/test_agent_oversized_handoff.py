@@ -254,3 +254,24 @@ def test_replies_gathered_in_a_loop_over_the_run_still_come_from_it():
         "            st.session_state.messages.append(message)\n",
     )
     assert findings(code) == []
+
+
+def test_a_specialist_node_routed_to_by_a_routing_tool_call_is_reported_at_its_send():
+    """routed_desk.py: billing (through the enter_billing node's edge) sends the whole thread; shipping
+    gets a brief and returns a trimmed view. The related location is the conditional edge."""
+    source = (FIXTURES / "langgraph" / "routed_desk.py").read_text()
+    result = analyze_source(source, "routed_desk.py", [AgentOversizedHandoff], {})
+    assert [(f.span.line, f.span.col) for f in result.findings] == [(62, 26)]
+    assert [(r.span.line, r.span.col) for r in result.findings[0].related] == [(84, 1)]
+    direct = source.replace('return "enter_billing"', 'return "billing"')
+    assert findings(direct) == [(62, 26)]
+    briefed = source.replace('if call["name"] == ToBilling.__name__:\n        return "enter_billing"', "")
+    assert findings(briefed) == []  # no route leads to billing
+    by_name = source.replace('call["name"] == ToBilling.__name__', 'call.get("kind") == "billing"')
+    assert findings(by_name) == []  # a router that does not read the tool call's name
+
+
+def test_a_routed_specialist_without_a_checkpointer_or_given_a_send_is_no_handoff():
+    for name in ("routed_once.py", "routed_briefs.py"):
+        source = (FIXTURES / "langgraph" / name).read_text()
+        assert analyze_source(source, name, [AgentOversizedHandoff], {}).findings == []

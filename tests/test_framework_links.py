@@ -247,3 +247,25 @@ def test_agents_run_on_a_streamlit_session_chat_hand_over_the_whole_conversation
     assert len(run([tmp_path], settings).active) == 2  # a list made from the session's chat
     app.write_text(source.replace(sent, "Runner.run(planner, text)"))
     assert run([tmp_path], settings).active == []  # the chat is kept for display; each run gets one message
+
+
+def test_a_specialist_routed_to_by_a_tool_call_is_reported_where_the_graph_registers_it(tmp_path, monkeypatch):
+    """The router, the node factory and the chain builders in desk/assistants.py, the graph in desk/graph.py."""
+    shutil.copytree(FIXTURES / "frameworks_project" / "routed_team", tmp_path / "team")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path, select=["AGENT-OVERSIZED-HANDOFF"])
+    found = run([tmp_path], settings).active
+    assert [(f.path, f.span.line, f.span.col) for f in found] == [("team/desk/graph.py", 33, 13)]
+    assert [(r.path, r.span.line, r.span.col) for r in found[0].related] == [
+        ("", 36, 5), ("team/desk/assistants.py", 47, 30), ("team/desk/assistants.py", 35, 14)]
+    assistants = tmp_path / "team" / "desk" / "assistants.py"
+    routed = assistants.read_text()
+    assistants.write_text(routed.replace('return f"enter_{team}"', 'return Send(f"enter_{team}", {"messages": []})'))
+    assert run([tmp_path], settings).active == []  # a Send gives the entry node only its arg
+    assistants.write_text(routed.replace('("placeholder", "{messages}")])\n    chain',
+                                         'MessagesPlaceholder("messages", n_messages=8)])\n    chain'))
+    assert run([tmp_path], settings).active == []  # the team's prompt keeps the last 8 messages
+    graph = tmp_path / "team" / "desk" / "graph.py"
+    assistants.write_text(routed)
+    graph.write_text(graph.read_text().replace("checkpointer=InMemorySaver()", ""))
+    assert run([tmp_path], settings).active == []

@@ -29,6 +29,7 @@ class Handoff:
     message: str
     advice: str
     properties: dict[str, Any] = field(default_factory=dict)  # what the framework's fix needs
+    related: tuple[tuple[Any, str], ...] = ()  # (a node of the module or a `Place` in another, what it shows)
 
 
 def links(facts) -> Links:

@@ -11,6 +11,9 @@ cost), and asks the framework modules:
 - `defines(tree)`: tags for the module's own top-level names (a message-state class);
 - `uses(tree, imported, own)`: tags the module gives names it imports (`imported`: local
   name -> import target; `own`: the mentions deployment files make of the module itself);
+- `exports(tree)`: tags for the module's own top-level functions, which an importer sees by
+  the name it imports (`make_node`) or as an attribute of the imported module
+  (`factory.make_node`); unlike definitions, no subclass inherits them;
 - `DEPLOYMENT_FILE` and `deployed(data)`: the modules a deployment file names, with a tag.
 
 Each file gets the `Links` of what was said about its names (`given`), what the
@@ -58,6 +61,7 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
     for path, name, mention, source in _deployments(modules, read, root, shown):
         given.setdefault(path, {}).setdefault(name, []).append(mention)
         rests_on.setdefault(path, set()).add(source)
+    exported: dict[str, dict[str, list[Mention]]] = {}
     trees: dict[str, ast.Module] = {}
     for path, source in read.items():
         try:
@@ -67,6 +71,8 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
         for module in modules:
             for name, tag, node in getattr(module, "defines", lambda tree: ())(trees[path]):
                 defined.setdefault(path, {}).setdefault(name, []).append(Mention(tag, _place(shown(path), node)))
+            for name, tag, node in getattr(module, "exports", lambda tree: ())(trees[path]):
+                exported.setdefault(path, {}).setdefault(name, []).append(Mention(tag, _place(shown(path), node)))
     based_on = _inherit(defined, trees, sources, resolver, shown)
     for path, tree in trees.items():
         targets = _imported(resolver, path, read[path])
@@ -82,11 +88,15 @@ def project_links(sources: dict[str, bytes], root: str, shown: Callable[[str], s
                 given.setdefault(module_path, {}).setdefault(name, []).append(Mention(tag, place))
                 rests_on.setdefault(module_path, set()).add(path)
     seen: dict[str, dict[str, list[Mention]]] = {}
-    for path in (set(trees) | set(given)) & set(sources) if defined else ():  # a node module need not name the framework
+    for path in (set(trees) | set(given)) & set(sources) if defined or exported else ():  # a node module need not name the framework
         for local, (module_path, name) in _imported(resolver, path, sources[path]).items():
-            for mention in defined.get(module_path, {}).get(name, ()):
+            for mention in (*defined.get(module_path, {}).get(name, ()), *exported.get(module_path, {}).get(name, ())):
                 seen.setdefault(path, {}).setdefault(local, []).append(mention)
                 rests_on.setdefault(path, set()).update({module_path, *based_on.get(module_path, ())})
+        for local, module_path in _imported_modules(resolver, path, sources[path]).items() if exported else ():
+            for name, mentions in exported.get(module_path, {}).items():
+                seen.setdefault(path, {}).setdefault(f"{local}.{name}", []).extend(mentions)
+                rests_on.setdefault(path, set()).add(module_path)
     return {
         path: Links({k: tuple(v) for k, v in given.get(path, {}).items()},
                     {k: tuple(v) for k, v in seen.get(path, {}).items()}, tuple(sorted(rests_on.get(path, ()))))
@@ -134,6 +144,16 @@ def _imported(resolver: Resolver, path: str, source: bytes) -> dict[str, tuple[s
         resolved = resolver.module(path, target)
         if resolved is not None and len(resolved[1]) == 1 and resolved[0] != path:
             found[local] = (resolved[0], resolved[1][0])
+    return found
+
+
+def _imported_modules(resolver: Resolver, path: str, source: bytes) -> dict[str, str]:
+    """Local name -> the project file, for an imported module (`from app.assistants import factory`)."""
+    found = {}
+    for local, target in imports_of(source):
+        resolved = resolver.module(path, target)
+        if resolved is not None and not resolved[1] and resolved[0] != path and "." not in local:
+            found[local] = resolved[0]
     return found
 
 
