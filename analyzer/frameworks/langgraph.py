@@ -811,7 +811,10 @@ def _routes_on_tool_call(facts, router: cst.BaseExpression) -> list:
         return [None]
     for function in facts.functions.get(router.value, ()) if isinstance(router, cst.Name) else ():
         if facts.function_of(function) is None:
-            tree = ast.parse(facts.code(function).strip())
+            try:
+                tree = ast.parse(facts.code(function).strip())
+            except (SyntaxError, ValueError):
+                return []  # grammar LibCST reads and this interpreter does not
             return _ast_routed(tree.body[0]) if tree.body else []
     return []
 
