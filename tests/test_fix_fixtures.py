@@ -81,6 +81,7 @@ UNSAFE_BY_DESIGN = {
     "the bound is a trimming step in the chain",
     "frameworks_project/lcel_team/graph.py": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/node_factory": "advice only, as langgraph/prompt_chains.py",
+    "frameworks_project/routed_team": "advice only, as langgraph/prompt_chains.py",
 }
 
 
