@@ -94,3 +94,81 @@ def test_notebooks_do_not_count_towards_the_project_cap(write):
     root = write({**notebooks, "llm.py": LLM, "bot.py": BOT})
     (finding,) = run([root], Settings(root=root)).findings
     assert (os.path.basename(finding.path), finding.span.line) == ("bot.py", 9)
+
+
+# A module that would be summarised (it grows a list and speaks of messages) but offers bot.py
+# nothing it asks about: a class only annotated with, subclassed and tested with isinstance.
+MODELS = """\
+class Reply:
+    def __init__(self):
+        self.messages = []
+
+    def add(self, text):
+        self.messages.append({"role": "assistant", "content": text})
+        return self.messages
+"""
+TYPED_BOT = BOT.replace("from llm import chat", "from llm import chat\nfrom models import Reply") + """
+
+class Answer(Reply):
+    pass
+
+
+def shown(reply: Reply) -> bool:
+    return isinstance(reply, Reply)
+"""
+
+
+def test_a_class_only_annotated_with_subclassed_or_read_is_not_summarised(write, monkeypatch):
+    """bot.py names models.Reply only in an annotation, a base list and `isinstance`: no method
+    of it is called, so models.py is not summarised; llm.chat, called, is, and the finding
+    stays."""
+    root = write({"bot.py": TYPED_BOT, "llm.py": LLM, "models.py": MODELS})
+    summarised = _summarised(monkeypatch)
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 10, 17)
+    assert summarised == [LLM.encode()]
+
+
+def test_a_parameter_typed_with_an_imported_class_whose_method_is_called_is_summarised(write, monkeypatch):
+    """`reply: Reply` and `reply.add(text)`: the method may return a history, so models.py is
+    summarised."""
+    typed = TYPED_BOT.replace("    return isinstance(reply, Reply)", "    return reply.add('hi')")
+    root = write({"bot.py": typed, "llm.py": LLM, "models.py": MODELS})
+    summarised = _summarised(monkeypatch)
+    run([root], Settings(root=root))
+    assert sorted(summarised) == sorted([LLM.encode(), MODELS.encode()])
+
+
+QUIET_WRAPPER = """\
+from store import keep
+
+
+def chat(messages):
+    return keep(messages)
+"""
+STORE = """\
+kept = []
+
+
+def keep(messages):
+    kept.append({"role": "user", "content": str(len(messages))})
+    return len(kept)
+"""
+
+
+def test_a_parameter_passed_on_to_a_module_that_reaches_no_model_is_not_followed(write, monkeypatch):
+    """bot.py -> wrapper.chat -> store.keep, which calls no model and imports nothing that
+    does: store.py is not summarised. When it starts to call one, bot.py is checked again (its
+    result rested on store.py) and the finding names the model call there."""
+    root = write({"bot.py": BOT.replace("from llm", "from wrapper"), "wrapper.py": QUIET_WRAPPER,
+                  "store.py": STORE})
+    summarised = _summarised(monkeypatch)
+    settings = Settings(root=root)
+    assert run([root], settings, cache=True).findings == []
+    assert STORE.encode() not in summarised
+    (root / "store.py").write_text(LLM.replace("def chat", "def keep"))
+    again = run([root], settings, cache=True)
+    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "store.py"]
+    (finding,) = again.findings
+    assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 17)
+    assert [os.path.basename(r.path) for r in finding.related if r.path] == ["store.py"]

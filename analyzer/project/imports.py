@@ -62,12 +62,19 @@ class Resolver:
         self.root = os.path.abspath(root)
         self._files: dict[str, bool] = {}
         self._tops: dict[str, str] = {}
+        self._modules: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # by (importer's folder, target)
 
     def module(self, importer: str, target: str) -> tuple[str, tuple[str, ...]] | None:
         """(the file of the longest prefix of `target` that is a module, the names after it)."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        key = (folder, target)
+        if key not in self._modules:  # a big tree asks the same few thousand questions again and again
+            self._modules[key] = self._module(folder, target)
+        return self._modules[key]
+
+    def _module(self, folder: str, target: str) -> tuple[str, tuple[str, ...]] | None:
         level = len(target) - len(target.lstrip("."))
         parts = tuple(p for p in target[level:].split(".") if p)
-        folder = os.path.dirname(os.path.abspath(importer))
         if level:
             for _ in range(level - 1):
                 folder = os.path.dirname(folder)

@@ -26,9 +26,10 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..databases import WRITE_SHAPE
+from .demand import asked, defined
 from .imports import Resolver, imports_of
 from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, RemoteToolList
 
@@ -100,8 +101,10 @@ class ProjectIndex:
         self._summaries: dict[str, ModuleSummary] = {}  # by content hash
         self._by_path: dict[str, tuple[bytes | tuple[int, int] | None, ModuleSummary]] = {}  # (what it was read from, summary)
         self._shapes: dict[str, tuple[bytes | tuple[int, int] | None, tuple[bool, list]]] = {}  # (read from, `_shape`)
+        self._definitions: dict[str, tuple[bytes | tuple[int, int] | None, frozenset[str]]] = {}  # (read from, `defined`)
         # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
         self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
+        self._reach: dict[tuple[str, int], tuple[bool, frozenset[str]]] = {}  # `_reaches`, for this run
         self.seconds = 0.0
         self.summarised = 0
 
@@ -112,11 +115,15 @@ class ProjectIndex:
         tool_lists: dict[str, RemoteToolList] = {}
         modules: set[str] = set()
         importer = os.path.abspath(importer)
+        used = asked(source)
         for bound, target in imports_of(source):
             found = self.resolver.module(importer, target)
             if found is not None and found[0] != importer:
                 path, rest = found
                 modules.add(path)
+                if used is not None and bound != "*" and bound not in used.called and (
+                        bound not in used.read or len(rest) == 1 and rest[0] in self._known(self._definitions, path, defined)):
+                    continue  # only annotated with, a base class, or a class or function only read: no summary asked
                 exports = self._exports(target, path, rest, modules, 0)
                 if bound == "*":  # `from store import *`: the file calls them by their bare names
                     exports = {name[len(target) + 1:]: remote for name, remote in exports.items()}
@@ -134,6 +141,7 @@ class ProjectIndex:
         summaries of unchanged modules are reused."""
         self.sources = buffers
         self._remotes.clear()
+        self._reach.clear()
         return self.link(importer, source)
 
     def reaches_a_model(self, importer: str, source: bytes) -> tuple[bool, tuple[str, ...]]:
@@ -143,34 +151,52 @@ class ProjectIndex:
         module, so when none is reachable it needs no summary: its result rests on the modules
         looked at (one may gain a model call)."""
         importer = os.path.abspath(importer)
-        seen = {importer}
-        frontier = [(importer, imports_of(source))]
-        for _ in range(MAX_DEPTH + 1):  # the importer's own imports, then each wrapper level
-            following = []
-            for path, targets in frontier:
-                for _, target in targets:
-                    found = self.resolver.module(path, target)
-                    if found is None or found[0] in seen:
-                        continue
-                    seen.add(found[0])
-                    calls, imported = self._shape(found[0])
-                    if calls:
-                        return True, ()
-                    following.append((found[0], imported))
-            frontier = following
-        seen.discard(importer)
-        return False, tuple(sorted(seen))
+        looked_at: set[str] = set()
+        for _, target in imports_of(source):
+            found = self.resolver.module(importer, target)
+            if found is None or found[0] == importer:
+                continue
+            reaches, seen = self._reaches(found[0], MAX_DEPTH)
+            if reaches:
+                return True, ()
+            looked_at |= seen
+        looked_at.discard(importer)
+        return False, tuple(sorted(looked_at))
+
+    def _reaches(self, path: str, depth: int) -> tuple[bool, frozenset[str]]:
+        """Whether the module, or one it imports at most `depth` imports further, may call a
+        model; when none does, the modules looked at. Once per module and depth in a run: a big
+        tree's importers share most of what they import."""
+        key = (path, depth)
+        known = self._reach.get(key)
+        if known is None:
+            calls, imported = self._shape(path)
+            seen = {path}
+            for _, target in imported if not calls and depth else ():
+                found = self.resolver.module(path, target)
+                if found is None or found[0] == path:
+                    continue
+                calls, deeper = self._reaches(found[0], depth - 1)
+                if calls:
+                    break
+                seen |= deeper
+            known = self._reach[key] = (calls, frozenset() if calls else frozenset(seen))
+        return known
 
     def _shape(self, path: str) -> tuple[bool, list[tuple[str, str]]]:
-        """Whether the module may call a model, and its imports; once per content."""
+        """Whether the module may call a model, and its imports."""
+        return self._known(self._shapes, path, lambda source: (may_call_model(source), imports_of(source)), (False, []))
+
+    def _known(self, table: dict, path: str, compute: Callable[[bytes], Any], unread: Any = frozenset()) -> Any:
+        """`compute` of the module's text, once per content (`unread`: the module cannot be read)."""
         stamp = self._stamp(path)
-        known = self._shapes.get(path)
+        known = table.get(path)
         if known is not None and known[0] == stamp:
             return known[1]
         source = self._read(path, stamp)
-        shape = (False, []) if source is None else (may_call_model(source), imports_of(source))
-        self._shapes[path] = (stamp, shape)
-        return shape
+        found = unread if source is None else compute(source)
+        table[path] = (stamp, found)
+        return found
 
     # --- summaries -----------------------------------------------------------------------
 
@@ -322,6 +348,10 @@ class ProjectIndex:
             resolved = self.resolver.module(path, forward.target)
             if resolved is None:
                 continue
+            reaches, looked_at = self._reaches(resolved[0], MAX_DEPTH)
+            if not reaches:  # no module it may pass the parameter on to calls a model: no summary needed
+                modules.update(looked_at)
+                continue
             modules.add(resolved[0])
             callee = self._exports(forward.target, resolved[0], resolved[1], modules, depth + 1).get(forward.target)
             if callee is None:
@@ -351,6 +381,7 @@ def new_run() -> None:
     the summaries stay, kept by content."""
     for index in _INDEXES.values():
         index._remotes.clear()
+        index._reach.clear()
 
 
 def project_index(root: str, cache_key: str, rules, options: dict) -> ProjectIndex:
