@@ -63,6 +63,12 @@ RERANK_KEEP = ("top_n", "top_k", "k")
 PGVECTOR_OPERATORS = ("<->", "<=>", "<#>", "<+>")  # distance operators
 PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
+# MongoDB Atlas Vector Search: `collection.aggregate([{"$vectorSearch": {..., "limit": N}}, ...])`
+# returns N documents (the stage's `limit`: mongodb.com/docs/atlas/atlas-vector-search/vector-search-stage/);
+# a later `$limit` or `$match` stage may keep fewer: a cut, never guessed
+VECTOR_STAGE = "$vectorSearch"
+CUTTING_STAGES = ("$limit", "$match")
+
 # calls that build a retriever (an object that returns results when asked), not results
 RETRIEVERS = re.compile(r"^(as_retriever|\w*Retriever)$")
 # what a retriever is asked with (LangChain BaseRetriever, LlamaIndex BaseRetriever)
@@ -137,6 +143,26 @@ def may_count(call: ast.Call) -> bool:
         or (RETRIEVAL_NAME.search(name) is not None and not keywords.isdisjoint(RESULT_COUNT))
         or (name == "as_retriever" and "search_kwargs" in keywords)
     )
+
+
+def vector_stage_limit(pipeline: cst.BaseExpression) -> cst.DictElement | None:
+    """The `limit` entry of the `$vectorSearch` stage of a pipeline written as a list, or None
+    when there is none or a later stage may cut the results."""
+    stages = [_stage(e.value) for e in pipeline.elements] if isinstance(pipeline, cst.List) else []
+    for index, (name, body) in enumerate(stages):
+        if name == VECTOR_STAGE and isinstance(body, cst.Dict):
+            if any(later in CUTTING_STAGES for later, _ in stages[index + 1:]):
+                return None
+            return next((e for e in body.elements if isinstance(e, cst.DictElement) and literal(e.key) == "limit"), None)
+    return None
+
+
+def _stage(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression | None]:
+    """`{"$name": body}` -> ("$name", body)."""
+    if isinstance(node, cst.Dict) and len(node.elements) == 1 and isinstance(node.elements[0], cst.DictElement):
+        name = literal(node.elements[0].key)
+        return (name if isinstance(name, str) else None), node.elements[0].value
+    return None, None
 
 
 def _thresholded(call: cst.Call) -> bool:

@@ -11,12 +11,12 @@ from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.messages import callee_name
 from chatbound.retrieval import (
-    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, PGVECTOR_OPERATORS, RERANK_KEEP, RESULT_COUNT, RetrievalFacts,
-    count_args, may_count,
+    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, PGVECTOR_OPERATORS, RERANK_KEEP, RESULT_COUNT, VECTOR_STAGE,
+    RetrievalFacts, count_args, may_count, vector_stage_limit,
 )
 from chatbound.rule import Invalid, Option, Valid
 from chatbound.sinks import keyword
-from chatbound.values import Constant, constant
+from chatbound.values import Constant, bound_expression, constant
 from chatbound.stdlib_tree import PythonTree
 
 DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
@@ -39,7 +39,9 @@ class RagExcessiveTopK(ChatRule):
       (`invoke`, `get_relevant_documents`, `retrieve`);
     - LlamaIndex `similarity_top_k` (a query or chat engine reaches its model itself), Chroma
       `n_results`, Pinecone `top_k`, Qdrant and Weaviate `limit`;
-    - pgvector queries, `ORDER BY embedding <-> ... LIMIT n`, and the rows fetched.
+    - pgvector queries, `ORDER BY embedding <-> ... LIMIT n`, and the rows fetched;
+    - MongoDB Atlas `collection.aggregate(pipeline)` whose `$vectorSearch` stage has a `limit`
+      (a later `$limit` or `$match` stage counts as a cut).
 
     Not flagged: results cut before the prompt (a rerank to `top_n` within the limit, a sort
     and `[:5]`, a comprehension with a score threshold, `score_threshold=`, one result), and
@@ -89,6 +91,7 @@ class RagExcessiveTopK(ChatRule):
         )),
         re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in (*ANYWHERE, *RESULT_COUNT, "collection_name"))),
         re.compile(rb"<->|<=>|<#>|<\+>"),
+        re.compile(re.escape(VECTOR_STAGE.encode())),
     )
 
     VALID = [
@@ -125,6 +128,13 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
         "results = github.search(q='langchain', limit=50)",
         "hits = collection.query(query_texts=[q], n_results=K)\nllm.invoke(str(hits))\n",  # K unknown: never guess
         Valid("docs = store.similarity_search(q, k=12)\nllm.invoke(f'{docs}')\n", options={"max-top-k": 12}),
+        # MongoDB Atlas: a later stage keeps the best few, or those above a score
+        "docs = list(chunks.aggregate([\n"
+        "    {'$vectorSearch': {'index': 'chunks', 'path': 'v', 'queryVector': v, 'numCandidates': 200, 'limit': 40}},\n"
+        "    {'$limit': 5},\n"
+        "]))\nllm.invoke(f'{docs}')\n",
+        "pipeline = [{'$vectorSearch': {'path': 'v', 'queryVector': v, 'limit': 40}}, {'$match': {'score': {'$gte': 0.8}}}]\n"
+        "llm.invoke(str(list(chunks.aggregate(pipeline))))\n",
     ]
     INVALID = [
         Invalid("docs = store.similarity_search(question, k=20)\nllm.invoke(f'{question} {docs}')\n", 2, 26, 2, 30),
@@ -188,6 +198,13 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "chain = create_retrieval_chain(retriever, combine_docs_chain)\n",
             3, 32,
         ),
+        # MongoDB Atlas Vector Search: the stage's limit is how many documents come back
+        Invalid(
+            "pipeline = [{'$vectorSearch': {'path': 'v', 'queryVector': v, 'limit': 12}}, {'$project': {'text': 1}}]\n"
+            "texts = [d['text'] for d in chunks.aggregate(pipeline)]\n"
+            "llm.invoke('\\n'.join(texts))\n",
+            3, 22,
+        ),
         # a cut that still keeps more than the limit
         Invalid("docs = store.similarity_search(q, k=40)[:20]\nllm.invoke(f'{docs}')\n", 2, 15),
     ]
@@ -206,14 +223,14 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `k=` or a `top_k` hold no retrieval call that asks for a count,
-        nor a pgvector query: not worth a LibCST parse."""
+        nor a pgvector query or a `$vectorSearch` stage: not worth a LibCST parse."""
         for node in tree.nodes(ast.Call, ast.Constant):
             kind = type(node)
             if kind is ast.Call and may_count(node):
                 return True
             if kind is ast.Constant and isinstance(node.value, (str, bytes)):
                 text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
-                if any(operator in text for operator in PGVECTOR_OPERATORS):
+                if text == VECTOR_STAGE or any(operator in text for operator in PGVECTOR_OPERATORS):
                     return True
         return False
 
@@ -229,6 +246,13 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             found = constant(self, value)
             if found is not None and isinstance(found.value, int) and found.value > self.limit:
                 self.candidates.append((label, report_node, found, node))
+        if callee_name(node) == "aggregate" and node.args:
+            pipeline = node.args[0].value
+            pipeline = bound_expression(self, pipeline) if isinstance(pipeline, cst.Name) else pipeline
+            element = vector_stage_limit(pipeline) if pipeline is not None else None
+            found = constant(self, element.value) if element is not None else None
+            if found is not None and isinstance(found.value, int) and found.value > self.limit:
+                self.candidates.append((f"{VECTOR_STAGE} limit", element, found, node))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         match = PGVECTOR_LIMIT.search(node.value)
