@@ -87,7 +87,10 @@ class AgentOversizedHandoff(ChatRule):
       `handoff_history_mapper=` is set: `nest_handoff_history` alone still writes every item
       into the one message it hands over); a Swarm agent function that returns another `Agent`;
       AutoGen AgentChat team participants with the default model context, in a team kept
-      between requests and run again;
+      between requests and run again; a LlamaIndex `Workflow` step taking the event an
+      orchestrator step emits after reading the chosen agent from its transfer tool call, and
+      sending its own model the whole chat history the `Context` holds (passed in with the
+      start event);
     - every model call of an `asyncio.gather` / `create_task` fan-out;
     - OpenAI Agents `Runner.run(other_agent, result.to_input_list())` after a run of another
       agent.

@@ -275,3 +275,27 @@ def test_a_routed_specialist_without_a_checkpointer_or_given_a_send_is_no_handof
     for name in ("routed_once.py", "routed_briefs.py"):
         source = (FIXTURES / "langgraph" / name).read_text()
         assert analyze_source(source, name, [AgentOversizedHandoff], {}).findings == []
+
+
+def test_a_workflow_sub_agent_handed_the_whole_context_history_after_a_transfer_is_reported():
+    """desk_workflow.py: route reads the chosen desk from PickDesk's tool_kwargs and emits DeskEvent;
+    desk sends [system] + the history the start event brought in. Related: the emit, the Context set."""
+    source = (FIXTURES / "llama_index_workflows" / "desk_workflow.py").read_text()
+    result = analyze_source(source, "desk_workflow.py", [AgentOversizedHandoff], {})
+    assert [(f.span.line, f.span.col) for f in result.findings] == [(49, 78)]
+    assert [(r.span.line, r.span.col) for r in result.findings[0].related] == [(42, 16), (29, 15)]
+    whole = "] + history"
+    default_view = source.replace(whole, ", *ChatMemoryBuffer.from_defaults(llm=llm, chat_history=history).get()]")
+    assert findings(default_view) == [(49, 130)]  # 0.75 of the model's window is no bound
+    small_view = source.replace(whole, ", *ChatMemoryBuffer.from_defaults(token_limit=2000, chat_history=history).get()]")
+    assert findings(small_view) == []
+    assert findings(source.replace(whole, "] + history[-4:]")) == []
+    brief = source.replace(whole, ', ChatMessage(role="user", content=await ctx.get("request"))]')
+    assert findings(brief) == []
+    unpicked = source.replace('calls[0].tool_kwargs["desk"]', '"billing"')
+    assert findings(unpicked) == []  # no agent chosen by a transfer tool call
+
+
+def test_a_workflow_run_once_per_ticket_hands_over_no_earlier_turns():
+    source = (FIXTURES / "llama_index_workflows" / "one_shot_desk.py").read_text()
+    assert analyze_source(source, "one_shot_desk.py", [AgentOversizedHandoff], {}).findings == []
