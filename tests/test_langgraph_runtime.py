@@ -78,3 +78,51 @@ def test_checkpointed_state_grows_every_turn_and_the_fix_keeps_it_flat(source):
     after, kept_after = run(fixed(source))
     assert max(after) <= 4000 and max(after[4:]) - min(after[4:]) < 10  # flat once the window is full
     assert kept_after == kept_before == 2 * TURNS  # the thread still stores every message
+
+
+FUNCTIONAL_APP = '''\
+from langgraph.func import entrypoint, task
+from langgraph.graph import add_messages
+
+
+def build(llm, saver):
+    @task
+    def call_model(messages):
+        return llm.invoke(messages)
+
+    @entrypoint(checkpointer=saver)
+    def workflow(entry, *, previous=None):
+        thread = add_messages(previous or [], entry)
+        reply = call_model(thread).result()
+        return entrypoint.final(value=reply, save=add_messages(thread, reply))
+
+    return workflow
+'''
+
+
+def test_a_functional_workflow_resends_what_it_saved_and_the_fix_keeps_it_flat():
+    """`previous` is what the last run on the thread saved (langgraph 1.2.24 func/__init__.py):
+    the workflow sends it all each turn; trim_messages at the send keeps the send flat while
+    each run still saves the whole thread."""
+    def run_functional(source: str) -> tuple[list[int], int]:
+        sent: list[int] = []
+
+        def model(messages) -> AIMessage:
+            sent.append(count_tokens_approximately(messages))
+            return AIMessage(content=WORDS)
+
+        namespace: dict = {}
+        exec(compile(source, "app.py", "exec"), namespace)
+        saver = MemorySaver()
+        workflow = namespace["build"](RunnableLambda(model), saver)
+        config = {"configurable": {"thread_id": "one"}}
+        for turn in range(TURNS):
+            workflow.invoke([("user", f"turn {turn}: {WORDS}")], config)
+        return sent, len(saver.get(config)["channel_values"]["__previous__"])  # what the next run gets as `previous`
+
+    before, kept_before = run_functional(FUNCTIONAL_APP)
+    assert all(later > earlier for earlier, later in zip(before, before[1:]))
+    assert before[-1] > 8000
+    after, kept_after = run_functional(fixed(FUNCTIONAL_APP))
+    assert max(after) <= 4000 and max(after[4:]) - min(after[4:]) < 10
+    assert kept_after == kept_before == 2 * TURNS

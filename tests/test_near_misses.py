@@ -97,6 +97,15 @@ NEAR_MISSES = {
             "    log.insert_one({'q': q})\n"
             "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': text[at:] + q}])\n"
         ),
+        "a `previous` parameter of a function another library's `entrypoint` decorates": (
+            "from langgraph.graph import add_messages\n"
+            "from plugins import entrypoint\n"
+            "@entrypoint(checkpointer=store)\n"
+            "def turn(entry, *, previous=None):\n"
+            "    thread = add_messages(previous or [], entry)\n"
+            "    reply = llm.invoke(thread)\n"
+            "    return add_messages(thread, reply)\n"
+        ),
     },
     "MEMORY-WINDOW-SPLITS-TURN": {
         "a count window over a log that no model receives": (

@@ -49,11 +49,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import adk, autogen, chainlit, crewai, langgraph, llama_index, mcp, openai_agents, pydantic_ai, smolagents, swarm
+from . import adk, autogen, chainlit, crewai, langgraph, langgraph_functional, llama_index, mcp, openai_agents, pydantic_ai, smolagents, swarm
 from .mcp_servers import Server, known_server
 from .vocabulary import Handoff, Kept
 
-MODULES = (langgraph, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai, llama_index)
+MODULES = (langgraph, langgraph_functional, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai, llama_index)
 __all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "INSTRUCTIONS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
            "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOL_CALLS", "SERVER_TOOLS_ADVICE", "TOOL_CONTEXT", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
            "Server", "known_server", "server_tools", "served_agents", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
