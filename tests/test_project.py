@@ -105,3 +105,55 @@ def test_editing_a_leaf_rechecks_its_importers_up_through_a_wrapper_and_nothing_
     again = run([root], settings, cache=True)
     assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "llm.py", "wrapper.py"]
     assert again.findings == []
+
+
+BACKEND = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def complete(items):
+    return client.chat.completions.create(model="gpt-4o", messages=items)
+"""
+RELAY = """\
+import backend
+
+
+def respond(items):
+    out = backend.complete(items)
+    return out
+"""
+DESK = """\
+import relay
+
+log = []
+
+
+def on_message(text):
+    log.append({"role": "user", "content": text})
+    return relay.respond(log)
+"""
+
+
+def test_a_wrapper_with_no_chat_word_or_model_call_of_its_own_still_forwards(write):
+    """relay.py holds no model call's shape and no chat word: it is summarised because a
+    model is reachable from what it imports, so desk.py's growing list reaches backend.py."""
+    root = write({"backend.py": BACKEND, "relay.py": RELAY, "desk.py": DESK})
+    (finding,) = run([root], Settings(root=root)).findings
+    assert (finding.rule_id, os.path.basename(finding.path), finding.span.line, finding.span.col) == (
+        "MEMORY-UNBOUNDED-HISTORY", "desk.py", 8, 26)
+    assert [(os.path.basename(r.path), r.span.line) for r in finding.related if r.path] == [("backend.py", 7)]
+
+
+def test_a_wrapper_whose_imports_reach_no_model_rests_on_them_until_one_does(write):
+    """With backend.py only printing, nothing is reported; when backend.py gains the model
+    call, desk.py is checked again (its result rested on backend.py through relay.py)."""
+    quiet = BACKEND.replace('client.chat.completions.create(model="gpt-4o", messages=items)', "print(items)")
+    root = write({"backend.py": quiet, "relay.py": RELAY, "desk.py": DESK})
+    settings = Settings(root=root)
+    assert run([root], settings, cache=True).findings == []
+    (root / "backend.py").write_text(BACKEND)
+    again = run([root], settings, cache=True)
+    assert "desk.py" in [os.path.basename(p) for p in again.parsed]
+    assert [(os.path.basename(f.path), f.span.line) for f in again.findings] == [("desk.py", 8)]

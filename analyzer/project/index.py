@@ -105,6 +105,7 @@ class ProjectIndex:
         # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
         self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
         self._reach: dict[tuple[str, int], tuple[bool, frozenset[str]]] = {}  # `_reaches`, for this run
+        self._rests_on: dict[str, frozenset[str]] = {}  # a module found to wrap no model: the modules that says rests on
         self.seconds = 0.0
         self.summarised = 0
 
@@ -211,7 +212,7 @@ class ProjectIndex:
         source = self._read(path, stamp)
         if source is None:
             return ModuleSummary()
-        found = self._summary_of(source)
+        found = self._summary_of(source, path)
         self._by_path[path] = (stamp, found)
         return found
 
@@ -238,8 +239,8 @@ class ProjectIndex:
         except OSError:
             return None
 
-    def _summary_of(self, source: bytes) -> ModuleSummary:
-        if not may_export(source, self.sends):
+    def _summary_of(self, source: bytes, path: str) -> ModuleSummary:
+        if not (may_export(source, self.sends) or self._wraps(path, source)):
             return ModuleSummary(imports=dict(imports_of(source)))  # a package's re-exports, read from its text
         digest = hashlib.sha256(source).hexdigest()
         found = self._summaries.get(digest)
@@ -255,6 +256,25 @@ class ProjectIndex:
         self._summaries[digest] = found
         return found
 
+    def _wraps(self, path: str, source: bytes) -> bool:
+        """Whether a module with no model call's shape may still pass a parameter on to one: it
+        defines a function and imports a project module from which a model is reachable
+        (`def respond(items): return backend.complete(items)`, a wrapper of a wrapper). When it
+        does not, what it rests on is kept: one of those modules may gain a model call."""
+        if b"def " not in source:
+            return False
+        looked_at: set[str] = set()
+        for _, target in imports_of(source):
+            found = self.resolver.module(path, target)
+            if found is None or found[0] == path:
+                continue
+            reaches, seen = self._reaches(found[0], MAX_DEPTH - 1)
+            if reaches:
+                return True
+            looked_at |= seen
+        self._rests_on[path] = frozenset(looked_at)
+        return False
+
     # --- linking -------------------------------------------------------------------------
 
     def _exports(self, target: str, path: str, rest: tuple[str, ...], modules: set[str], depth: int
@@ -264,6 +284,7 @@ class ProjectIndex:
         if depth > MAX_DEPTH:
             return {}
         summary = self.summary(path)
+        modules.update(self._rests_on.get(path, ()))
         found: dict[str, RemoteFunction] = {}
         if not rest:
             for name in summary.functions:
