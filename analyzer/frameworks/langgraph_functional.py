@@ -25,7 +25,7 @@ import re
 import libcst as cst
 
 from ..histories.tree import walk
-from ..messages import callee_name, is_bounding_name, is_whole_slice
+from ..messages import callee_name, is_whole_slice
 from ..sinks import keyword, positional
 from .langgraph import NODE_ADVICE
 from .vocabulary import Kept
@@ -111,8 +111,8 @@ def _grows(facts, save: cst.BaseExpression, previous: cst.Param) -> bool:
 
 def _carries(facts, expr: cst.CSTNode, previous: cst.Param, depth: int) -> bool:
     """Whether `expr` holds all of `previous`: read as it is, through the locals it was bound
-    from, or in a list, sum or `add_messages` that adds to it; never through a trimming call or
-    a slice."""
+    from, or in a list, sum or `add_messages` that adds to it; never through any other call (a
+    trimming one) or a slice."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(expr, cst.Name):
@@ -130,7 +130,6 @@ def _carries(facts, expr: cst.CSTNode, previous: cst.Param, depth: int) -> bool:
         return any(isinstance(e, cst.StarredElement) and _carries(facts, e.value, previous, depth + 1)
                    for e in expr.elements)
     if isinstance(expr, cst.Call):
-        name = callee_name(expr)
-        return name in ADDS and not is_bounding_name(name) and any(
+        return callee_name(expr) in ADDS and any(
             a.keyword is None and _carries(facts, a.value, previous, depth + 1) for a in expr.args)
     return False
