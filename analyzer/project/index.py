@@ -145,7 +145,7 @@ class ProjectIndex:
         self._reach.clear()
         return self.link(importer, source)
 
-    def reaches_a_model(self, importer: str, source: bytes) -> tuple[bool, tuple[str, ...]]:
+    def reaches_a_model(self, importer: str, source: bytes, depth: int = MAX_DEPTH) -> tuple[bool, tuple[str, ...]]:
         """Whether a project module the file imports, or one that module imports, as deep as
         wrappers are followed, may call a model (`may_call_model`); and the modules looked at.
         A file with no model call of its own hands a history to a model only through such a
@@ -157,7 +157,7 @@ class ProjectIndex:
             found = self.resolver.module(importer, target)
             if found is None or found[0] == importer:
                 continue
-            reaches, seen = self._reaches(found[0], MAX_DEPTH)
+            reaches, seen = self._reaches(found[0], depth)
             if reaches:
                 return True, ()
             looked_at |= seen
@@ -263,17 +263,10 @@ class ProjectIndex:
         does not, what it rests on is kept: one of those modules may gain a model call."""
         if b"def " not in source:
             return False
-        looked_at: set[str] = set()
-        for _, target in imports_of(source):
-            found = self.resolver.module(path, target)
-            if found is None or found[0] == path:
-                continue
-            reaches, seen = self._reaches(found[0], MAX_DEPTH - 1)
-            if reaches:
-                return True
-            looked_at |= seen
-        self._rests_on[path] = frozenset(looked_at)
-        return False
+        reaches, looked_at = self.reaches_a_model(path, source, MAX_DEPTH - 1)
+        if not reaches:
+            self._rests_on[path] = frozenset(looked_at)
+        return reaches
 
     # --- linking -------------------------------------------------------------------------
 
