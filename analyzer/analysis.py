@@ -151,7 +151,8 @@ def _analyze(source, path, rules, options, directory, result: FileResult, projec
         result.error = FileError(path, describe_error(exc, source))
         return result
     try:
-        context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory, project=project)
+        context = RuleContext(path=path, module=module, options=dict(options or {}), directory=directory, project=project,
+                              source=source)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         if rules:
             visitors = [rule(context) for rule in rules]

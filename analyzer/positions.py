@@ -5,11 +5,14 @@ twice the cost of the parse; the rules ask where a few hundred nodes are. `Posit
 the same codegen (LibCST's own position-tracking state, so the answers are the same) over
 the innermost top-level statement, method or class body statement holding the node,
 started at that statement's line and indentation, and keeps what it found. A statement's
-line comes from the plain code of the statements before it.
+first line comes from CPython's parse of the module's text (its `lineno`, less the comment and
+blank lines LibCST gives the statement), a tenth of the codegen of every statement before it;
+where CPython cannot parse the text (syntax newer than this interpreter), from that codegen.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 
 import libcst as cst
@@ -28,9 +31,11 @@ class _Recorder:
 class Positions(Mapping):
     """`node -> CodeRange`, as PositionProvider maps it, each statement computed when asked."""
 
-    def __init__(self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode], source: bytes | str = "") -> None:
         self.module = module
         self.parents = parents
+        self.source = source  # the module's text, which CPython's parse reads the statements' lines from
+        self.twins: dict[int, ast.Module | ast.stmt | None] = {}  # id(module or statement) -> CPython's node
         self.recorder = _Recorder()
         self.starts: dict[int, dict[int, int]] = {}  # id(body owner) -> id(statement) -> first line
         self.body_starts: dict[int, int] = {}  # id(block) -> first line of its body
@@ -113,9 +118,41 @@ class Positions(Mapping):
         """The line `statement`'s code (its leading lines included) starts on in `body`."""
         starts = self.starts.get(id(owner))
         if starts is None:
+            starts = self.starts[id(owner)] = self._read_starts(owner, body)
+        if starts is None:
             starts, line = {}, first
             for item in body:
                 starts[id(item)] = line
                 line += self._lines(item)
             self.starts[id(owner)] = starts
         return starts.get(id(statement))
+
+    def _read_starts(self, owner: cst.CSTNode, body) -> dict[int, int] | None:
+        """Each statement's first line, from CPython's twin of `owner`; None when it has none or
+        its statements do not pair with LibCST's one for one (`a; b` is one line of two)."""
+        twin = self._twin(owner)
+        statements = getattr(twin, "body", None)
+        if not isinstance(statements, list):
+            return None
+        starts, index = {}, 0
+        for item in body:
+            if index >= len(statements):
+                return None
+            node = statements[index]
+            self.twins[id(item)] = node
+            decorators = getattr(item, "decorators", ())
+            above = sum(self._lines(d) for d in decorators) + len(getattr(item, "lines_after_decorators", ()))
+            starts[id(item)] = node.lineno - above - len(item.leading_lines)
+            index += len(item.body) if isinstance(item, cst.SimpleStatementLine) else 1
+        return starts if index == len(statements) else None
+
+    def _twin(self, owner: cst.CSTNode) -> ast.Module | ast.stmt | None:
+        """CPython's node for the module, or for the def or class whose body `owner` is."""
+        if owner is not self.module:
+            return self.twins.get(id(self.parents.get(owner)))
+        if id(owner) not in self.twins:
+            try:
+                self.twins[id(owner)] = ast.parse(self.source) if self.source else None
+            except (SyntaxError, ValueError):  # newer syntax than this interpreter's, or a NUL byte
+                self.twins[id(owner)] = None
+        return self.twins[id(owner)]

@@ -74,6 +74,7 @@ class RuleContext:
     directory: str = ""  # the file's folder, absolute, for data files it reads by literal path
     data_files: list[str] = field(default_factory=list)  # data files read, so a cached result can be checked
     project: Linked | None = None  # what the project pass linked for this file (chatbound.project)
+    source: bytes | str = ""  # the module's text, which positions read statements' lines from
 
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -84,9 +85,10 @@ EXTRA_SECTIONS = ("Fix", "Frameworks covered")
 class _LazyMetadata(Mapping):
     """A visitor's metadata, each provider resolved (once per tree, by the wrapper) when asked."""
 
-    def __init__(self, wrapper: MetadataWrapper, providers: frozenset) -> None:
+    def __init__(self, wrapper: MetadataWrapper, providers: frozenset, source: bytes | str = "") -> None:
         self.wrapper = wrapper
         self.providers = providers
+        self.source = source
         self.resolved: dict = {}
 
     def __getitem__(self, provider):
@@ -98,7 +100,7 @@ class _LazyMetadata(Mapping):
             elif provider is ScopeProvider:  # what the rules ask of it, at a tenth of the cost
                 self.resolved[provider] = scopes(self.wrapper.module)
             elif provider is PositionProvider:  # the same positions, each statement's when asked
-                self.resolved[provider] = Positions(self.wrapper.module, self[ParentNodeProvider])
+                self.resolved[provider] = Positions(self.wrapper.module, self[ParentNodeProvider], self.source)
             elif provider is QualifiedNameProvider:  # imported names only, without the scope analysis
                 self.resolved[provider] = QualifiedNames(self.wrapper.module)
             else:
@@ -177,7 +179,7 @@ class Rule(cst.BatchableCSTVisitor):
         """Metadata on first use, not before the traversal: each provider is a full pass over
         the tree in Python (several times the parse), and most files never ask for scopes,
         qualified names or positions (those are needed only where a rule reports)."""
-        self.metadata = _LazyMetadata(wrapper, self.get_inherited_dependencies())
+        self.metadata = _LazyMetadata(wrapper, self.get_inherited_dependencies(), self.context.source)
         yield
         self.metadata = {}
 

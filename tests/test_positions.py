@@ -1,5 +1,6 @@
 """`chatbound.positions` gives every node but the tokens (which no rule reports) the position
-LibCST's PositionProvider gives it."""
+LibCST's PositionProvider gives it: with the module's text (statements' lines read from
+CPython's parse) and without it (from LibCST's codegen)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from chatbound.visitors import TOKEN_CLASSES, parents
 from conftest import FIXTURES
 
 
-def _compare(module, order):
+def _compare(module, order, source=""):
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    mine = Positions(module, parents(module))
+    mine = Positions(module, parents(module), source)
     nodes = [node for node in expected if type(node) not in TOKEN_CLASSES]
     order(nodes)  # asked in any order: each statement is computed when first needed
     for node in nodes:
@@ -27,8 +28,12 @@ def _compare(module, order):
 
 @pytest.mark.parametrize("order", [lambda nodes: None, lambda nodes: nodes.reverse(),
                                    lambda nodes: random.Random(7).shuffle(nodes)], ids=["forward", "reverse", "shuffled"])
-def test_every_node_of_every_fixture_has_libcsts_position(order):
-    checked = sum(_compare(cst.parse_module(path.read_bytes()), order) for path in sorted(FIXTURES.rglob("*.py")))
+@pytest.mark.parametrize("with_source", [True, False], ids=["cpython-lines", "codegen-lines"])
+def test_every_node_of_every_fixture_has_libcsts_position(order, with_source):
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        source = path.read_bytes()
+        checked += _compare(cst.parse_module(source), order, source if with_source else "")
     assert checked > 40_000
 
 
@@ -37,11 +42,14 @@ def test_every_node_of_every_fixture_has_libcsts_position(order):
     "def f():\r\n    return 1\r\n\r\nclass C:\r\n    def g(self): return 2\r\n",
     "class C:\n\tdef f(self):\n\t\treturn '''a\nb'''\n\tdef g(self):\n\t\tpass\n",
     "class C: x = 1\ndef f(): return 2\nasync def g():\n    async with a as b:\n        await b\n",
+    "# lead\n\n@one\n# between\n\n@two(\n    3,\n)\n\nasync def f(): a = 1; b = 2\n\n\n@(\n    dec\n)\nclass C:\n\n    # c\n    @property\n\n    def p(self):\n        x = 1; y = (\n            2)\n        return x\n    # end of class\n",
+    "x = 1; y = 2\nz = (\n    3\n)  # tail\n\\\n\nif x:\n    pass\n",
     "",
 ])
-def test_corners(code):
+@pytest.mark.parametrize("with_source", [True, False], ids=["cpython-lines", "codegen-lines"])
+def test_corners(code, with_source):
     module = cst.parse_module(code)
-    _compare(module, lambda nodes: nodes.reverse())
+    _compare(module, lambda nodes: nodes.reverse(), code if with_source else "")
     mine = Positions(module, parents(module))
     with pytest.raises(KeyError):
         mine[cst.Name("elsewhere")]

@@ -43,7 +43,7 @@ def summarize(source: bytes) -> ModuleSummary:
             module = parse(source)
         except Exception:
             return ModuleSummary()
-        context = RuleContext(path="<summary>", module=module, options={})
+        context = RuleContext(path="<summary>", module=module, options={}, source=source)
         summarizer = Summarizer(context)
         try:
             with summarizer.resolve(MetadataWrapper(module, unsafe_skip_copy=True)):
