@@ -131,9 +131,11 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.chatbound_cache/).")
 @click.option("--no-notebooks", is_flag=True, help="Skip Jupyter notebooks (.ipynb); `notebooks = false` in the config.")
+@click.option("--project-max-mb", type=click.IntRange(min=0),
+              help="Link modules through their imports in trees of up to this many MB of modules (default 8; 0: never).")
 def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_format, output_file,
           statistics, fail_on, exit_zero, config, show_suppressed, quiet,
-          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff, no_cache, no_notebooks) -> None:
+          baseline, write_baseline, add_noqa, fix, unsafe_fixes, diff, no_cache, no_notebooks, project_max_mb) -> None:
     """Check PATHS (default: the current directory)."""
     paths = list(paths) or [Path(".")]
     settings = _settings(
@@ -142,6 +144,8 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
         extend_exclude=_patterns(extend_exclude), fail_on=fail_on and Severity.parse(fail_on),
     )
     settings.notebooks = settings.notebooks and not no_notebooks
+    if project_max_mb is not None:
+        settings.project_max_mb = project_max_mb
     try:
         result = run(paths, settings, force_exclude=force_exclude, cache=not no_cache, progress=True)
     except ConfigError as exc:
@@ -166,6 +170,8 @@ def check(paths, select, ignore, exclude, extend_exclude, force_exclude, output_
     if not quiet:
         for warning in result.warnings:
             click.echo(f"warning: {warning}", err=True)
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
     if write_baseline or add_noqa:
         sys.exit(_adopt(result, write_baseline, add_noqa))
 

@@ -40,6 +40,7 @@ class Settings:
     turn_tokens: int = 400
     options: dict[str, Any] = field(default_factory=dict)
     notebooks: bool = True  # check Jupyter notebooks (.ipynb) found in folders
+    project_max_mb: int = 8  # link modules through their imports in trees of up to this many MB of modules (0: never)
 
     @property
     def excludes(self) -> list[str]:
@@ -110,6 +111,12 @@ def check_options(settings: Settings) -> None:
         raise ConfigError(f"{settings.config_path}: {exc}" if settings.config_path else str(exc)) from None
 
 
+def _megabytes(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"`{key}` must be a whole number of megabytes, 0 or more, got {value!r}")
+    return value
+
+
 def _bool(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"`{key}` must be true or false, got {value!r}")
@@ -133,6 +140,7 @@ KEYS = {
     "turn-tokens": ("turn_tokens", _positive_int),
     "options": ("options", _options),
     "notebooks": ("notebooks", _bool),
+    "project-max-mb": ("project_max_mb", _megabytes),
 }
 
 

@@ -40,9 +40,7 @@ MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files (generated code, data) are repo
 PARALLEL_MIN_BYTES = 512 * 1024  # less to parse than this runs in this process
 POOL_PRECHECK_BYTES = 8 * 1024 * 1024  # more to pre-check than this is pre-checked in the pool too
 PROGRESS_MIN_FILES = 200
-# Larger trees are checked one module at a time: the project pass's summaries cost too much there
-# for now (see docs/project-model.md)
-PROJECT_MAX_BYTES = 8 * 1024 * 1024
+MB = 1 << 20
 
 
 @dataclass
@@ -55,6 +53,7 @@ class RunResult:
     cached: int = 0  # files whose result came from the cache
     linked: int = 0  # files the project pass linked through their imports
     project_seconds: float = 0.0  # spent by the project pass (linking, summaries), over all processes
+    notes: list[str] = field(default_factory=list)  # what the run left out, and how to have it
 
     @property
     def active(self) -> list[Finding]:
@@ -245,8 +244,14 @@ def run(
     if misses:  # a run served from the cache loads no rule
         check_options(settings)
         rules = select_rules(settings.select, settings.ignore)
-    # the project pass, for trees of up to PROJECT_MAX_BYTES of modules (read in full when a file is analysed)
-    small = module_bytes <= PROJECT_MAX_BYTES
+    # the project pass, for trees of up to project-max-mb of modules (read in full when a file is analysed):
+    # above it, its summaries of library code cost more than the rest of the run (docs/project-model.md)
+    small = settings.project_max_mb > 0 and module_bytes <= settings.project_max_mb * MB
+    if module_bytes > settings.project_max_mb * MB > 0:
+        result.notes.append(
+            f"modules are checked one at a time, not linked through their imports: {module_bytes / MB:.1f} MB of "
+            f"Python modules is above project-max-mb = {settings.project_max_mb} (raise it in [tool.chatbound] "
+            f"or with --project-max-mb)")
     project = (str(settings.root), store.key if store is not None else "") if small else None
     links = _project_links(_every_source(found.files, sources), settings.root) if project is not None and misses else {}
     if project is not None and misses:
@@ -333,7 +338,7 @@ def _workspace_link(source: bytes | str, path: Path, settings: Settings, rules: 
     when its buffer or its file changes; the project's files are read once; the links
     themselves are made anew on every call."""
     cross = tuple(rule for rule in rules if rule.CROSS_MODULE)
-    if not cross:
+    if not cross or not settings.project_max_mb:
         return None
     from .project.index import project_index
 
@@ -354,7 +359,7 @@ _WORKSPACES: dict[str, WorkspaceLinks] = {}
 
 def _workspace(settings: Settings) -> WorkspaceLinks:
     """The importer links of the project at `settings.root`, its files read on first use (up to
-    PROJECT_MAX_BYTES: a server started in a home folder with no configuration reads no more)."""
+    project-max-mb: a server started in a home folder with no configuration reads no more)."""
     root = str(settings.root)
     if root not in _WORKSPACES:
         from .project.users import WorkspaceLinks
@@ -366,7 +371,7 @@ def _workspace(settings: Settings) -> WorkspaceLinks:
             if isinstance(source, bytes):
                 files[str(path.resolve())] = source
                 read += len(source)
-            if read > PROJECT_MAX_BYTES:
+            if read > settings.project_max_mb * MB:
                 break
         _WORKSPACES[root] = WorkspaceLinks(files, root, lambda path: display_path(Path(path)))
     return _WORKSPACES[root]

@@ -141,6 +141,8 @@ def test_config_per_file_ignores(write):
         ("select = ['MEMORI']", "`select` names unknown rule 'MEMORI'"),
         ("[tool.chatbound.options]\nmax-top-k = 0", "`options.max-top-k` must be a positive integer"),
         ("[tool.chatbound.options]\nmax-topk = 3", "unknown key `options.max-topk`"),
+        ("project-max-mb = -1", "`project-max-mb` must be a whole number of megabytes, 0 or more, got -1"),
+        ("project-max-mb = true", "`project-max-mb` must be a whole number of megabytes, 0 or more, got True"),
     ],
 )
 def test_bad_config_is_a_one_line_error_naming_the_key(write, table, message):
@@ -148,6 +150,19 @@ def test_bad_config_is_a_one_line_error_naming_the_key(write, table, message):
     result = check(".", cwd=root)
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and message in result.output
+
+
+PADDING = "# padding\n" * (3 * (1 << 20) // 20)  # 1.5 MB of modules
+
+
+def test_a_tree_above_project_max_mb_says_so_on_stderr_unless_quiet(write):
+    root = write({"app.py": GOOD, "padding.py": PADDING})
+    assert check(".", "--project-max-mb", "1", cwd=root).stderr == (
+        "note: modules are checked one at a time, not linked through their imports: 1.5 MB of Python modules is "
+        "above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)\n")
+    assert check(".", "--project-max-mb", "1", "-q", cwd=root).stderr == ""
+    assert check(".", "--project-max-mb", "2", cwd=root).stderr == ""
+    assert check(".", "--project-max-mb", "0", cwd=root).stderr == ""
 
 
 def test_suppression_comment_on_the_line_or_the_statement_start(write):

@@ -1,5 +1,6 @@
-"""The project pass on big trees: notebooks do not count towards its cap, it summarises only
-what a file can use, and an imported module that cannot be read whole never fails its importer."""
+"""The project pass on big trees: a tree above its cap (project-max-mb) is checked one module at
+a time and says so, notebooks do not count towards the cap, the pass summarises only what a
+file can use, and an imported module that cannot be read whole never fails its importer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 from chatbound.config import Settings
 from chatbound.project import summary
 from chatbound.project.model import ModuleSummary
-from chatbound.runner import PROJECT_MAX_BYTES, run
+from chatbound.runner import MB, run
 
 from test_project import BOT, LLM
 
@@ -90,7 +91,7 @@ def test_notebooks_do_not_count_towards_the_project_cap(write):
     outputs = {"cells": [{"cell_type": "code", "source": ["print(1)\n"], "metadata": {}, "execution_count": 1,
                           "outputs": [{"output_type": "stream", "name": "stdout", "text": ["x" * (1 << 20)]}]}],
                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-    notebooks = {f"notebooks/n{i}.ipynb": json.dumps(outputs) for i in range(PROJECT_MAX_BYTES // (1 << 20) + 1)}
+    notebooks = {f"notebooks/n{i}.ipynb": json.dumps(outputs) for i in range(Settings().project_max_mb + 1)}
     root = write({**notebooks, "llm.py": LLM, "bot.py": BOT})
     (finding,) = run([root], Settings(root=root)).findings
     assert (os.path.basename(finding.path), finding.span.line) == ("bot.py", 9)
@@ -172,3 +173,30 @@ def test_a_parameter_passed_on_to_a_module_that_reaches_no_model_is_not_followed
     (finding,) = again.findings
     assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 17)
     assert [os.path.basename(r.path) for r in finding.related if r.path] == ["store.py"]
+
+
+def _capped(write, project_max_mb: int):
+    """bot.py's finding rests on llm.py; a 1.5 MB module of comments makes the tree's modules
+    weigh more than 1 MB."""
+    root = write({"llm.py": LLM, "bot.py": BOT, "padding.py": "# padding\n" * (MB * 3 // 20)})
+    return run([root], Settings(root=root, project_max_mb=project_max_mb))
+
+
+def test_a_tree_above_project_max_mb_is_checked_module_by_module_and_says_so(write):
+    result = _capped(write, 1)
+    assert result.findings == [] and result.linked == 0
+    assert result.notes == ["modules are checked one at a time, not linked through their imports: 1.5 MB of Python "
+                            "modules is above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)"]
+
+
+def test_raising_project_max_mb_links_the_tree(write):
+    result = _capped(write, 2)
+    assert [(os.path.basename(f.path), f.rule_id, f.span.line) for f in result.findings] == [
+        ("bot.py", "MEMORY-UNBOUNDED-HISTORY", 9)]
+    assert result.notes == []
+
+
+def test_project_max_mb_0_never_links_and_says_nothing(write):
+    root = write({"llm.py": LLM, "bot.py": BOT})
+    result = run([root], Settings(root=root, project_max_mb=0))
+    assert result.findings == [] and result.notes == []

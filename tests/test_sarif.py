@@ -155,6 +155,15 @@ def test_files_that_could_not_be_analyzed_are_error_notifications(write):
     assert note["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "broken.py", "uriBaseId": "%SRCROOT%"}}}]
 
 
+def test_a_tree_checked_module_by_module_is_a_note_notification(write):
+    root = write({"app.py": "x = 1\n", "padding.py": "# padding\n" * (3 * (1 << 20) // 20)})
+    (invocation,) = sarif(root, "--project-max-mb", "1")["runs"][0]["invocations"]
+    assert invocation == {"executionSuccessful": True, "toolExecutionNotifications": [{
+        "level": "note", "message": {"text": "modules are checked one at a time, not linked through their imports: "
+                                             "1.5 MB of Python modules is above project-max-mb = 1 (raise it in "
+                                             "[tool.chatbound] or with --project-max-mb)"}}]}
+
+
 def test_a_clean_run_is_successful_with_no_notifications(write):
     run = sarif(write({"app.py": "x = 1\n"}))["runs"][0]
     assert run["invocations"] == [{"executionSuccessful": True}] and run["results"] == []

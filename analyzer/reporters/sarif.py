@@ -168,7 +168,7 @@ def sarif_log(result: RunResult, findings: list[Finding]) -> dict[str, Any]:
             locations=[om.Location(physical_location=om.PhysicalLocation(artifact_location=_artifact(error.path)))],
         )
         for error in result.errors
-    ]
+    ] + [om.Notification(message=om.Message(text=note), level="note") for note in result.notes]
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="chatbound", version=__version__, semantic_version=__version__,
