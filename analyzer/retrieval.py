@@ -33,7 +33,7 @@ from . import frameworks
 from .histories import walk
 from .messages import ast_callee_name, callee_name, slice_of
 from .sinks import dotted, keyword
-from .values import literal
+from .values import Constant, bound_expression, constant, literal
 
 # callee name -> (keyword, position of that argument when passed positionally, or None)
 COUNT_ARGUMENT = {
@@ -128,6 +128,24 @@ def count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpressio
     return found
 
 
+def counts_asked(rule, call: cst.Call) -> list[tuple[str, cst.CSTNode, Constant]]:
+    """(label, node that sets the count, the count) for every int count a retrieval call asks
+    for (`count_args`, a `$vectorSearch` stage's `limit`), read as `rule`'s module binds it."""
+    found = []
+    for label, node, value in count_args(call):
+        count = constant(rule, value)
+        if count is not None and isinstance(count.value, int):
+            found.append((label, node, count))
+    if callee_name(call) == "aggregate" and call.args:
+        pipeline = call.args[0].value
+        pipeline = bound_expression(rule, pipeline) if isinstance(pipeline, cst.Name) else pipeline
+        element = vector_stage_limit(pipeline) if pipeline is not None else None
+        count = constant(rule, element.value) if element is not None else None
+        if count is not None and isinstance(count.value, int):
+            found.append((f"{VECTOR_STAGE} limit", element, count))
+    return found
+
+
 def may_count(call: ast.Call) -> bool:
     """Whether `count_args` may find a count on this call of CPython's tree (the rule's
     `may_report_tree`): the same callee names and keywords, their values unread."""
@@ -182,6 +200,9 @@ class RetrievalFacts:
         self.facts = facts
         self.limit = limit
         self.keeps_few = keeps_few  # keeps_few(call) -> whether a reranker call keeps <= limit
+        # the functions whose return the follow reached, with how many results and of what kind
+        # ("results" or "retriever"): what the module's summary offers its importers
+        self.returned: list[tuple[cst.FunctionDef, int, str]] = []
         self._sink_args = {id(a): call for call, sink in facts.sites() for a in sink.content}
 
     # --- where the follow starts ---------------------------------------------------------
@@ -196,6 +217,11 @@ class RetrievalFacts:
         if RETRIEVERS.match(name) or name == "as_retriever":
             return self._follow(call, count, "retriever", call, 0)
         return self._follow(call, count, "results", call, 0)
+
+    def reach_of_returned(self, call: cst.Call, count: int, kind: str) -> list[Reach]:
+        """Where what a call of another module's function returns (`count` results, or a
+        retriever asking for them: `kind`) reaches a model."""
+        return self._follow(call, count, kind, call, 0)
 
     def reach_of_query(self, text: cst.CSTNode, count: int) -> list[Reach]:
         """A SQL query string: the rows of the call that runs it (`conn.fetch(SQL)`), or of the
@@ -351,6 +377,7 @@ class RetrievalFacts:
         in the class), or a return (the calls of the function)."""
         if isinstance(parent, cst.Return):
             function = self.facts.function_of(parent)
+            self.returned.append((function, count, kind))
             return [r for call in self.facts.nodes.calls if function in self.facts.callees(call)
                     for r in self._follow(call, count, kind, call, depth + 1)]
         if getattr(parent, "value", None) is not node:

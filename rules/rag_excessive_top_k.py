@@ -9,14 +9,14 @@ import libcst as cst
 
 from chatbound.chat import ChatRule
 from chatbound.findings import Severity
-from chatbound.messages import callee_name
+from chatbound.project.model import RemoteFunction
 from chatbound.retrieval import (
     ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, PGVECTOR_OPERATORS, RERANK_KEEP, RESULT_COUNT, VECTOR_STAGE,
-    RetrievalFacts, count_args, may_count, vector_stage_limit,
+    Reach, RetrievalFacts, counts_asked, may_count,
 )
 from chatbound.rule import Invalid, Option, Valid
 from chatbound.sinks import keyword
-from chatbound.values import Constant, bound_expression, constant
+from chatbound.values import Constant, constant
 from chatbound.stdlib_tree import PythonTree
 
 DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
@@ -81,6 +81,7 @@ class RagExcessiveTopK(ChatRule):
     SEVERITY = Severity.MEDIUM
     SUMMARY = "Retrieval puts more chunks into each prompt than the answer needs."
     TAGS = ("cost", "llm", "rag")
+    CROSS_MODULE = True  # results a function of another module returns, or a parameter it sends
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
     # Every finding follows the results of one of these calls or keywords, or of a pgvector query string.
     TRIGGERS = (
@@ -242,17 +243,9 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
-        for label, report_node, value in count_args(node):
-            found = constant(self, value)
-            if found is not None and isinstance(found.value, int) and found.value > self.limit:
+        for label, report_node, found in counts_asked(self, node):
+            if found.value > self.limit:
                 self.candidates.append((label, report_node, found, node))
-        if callee_name(node) == "aggregate" and node.args:
-            pipeline = node.args[0].value
-            pipeline = bound_expression(self, pipeline) if isinstance(pipeline, cst.Name) else pipeline
-            element = vector_stage_limit(pipeline) if pipeline is not None else None
-            found = constant(self, element.value) if element is not None else None
-            if found is not None and isinstance(found.value, int) and found.value > self.limit:
-                self.candidates.append((f"{VECTOR_STAGE} limit", element, found, node))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         match = PGVECTOR_LIMIT.search(node.value)
@@ -269,9 +262,14 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
         return True
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self.candidates:
+        project = self.context.project
+        imported = project is not None and any(
+            f.retrieves is not None and f.retrieves.summary.count > self.limit for f in project.functions.values()
+        )
+        if not self.candidates and not imported:
             return  # the chat facts are built only where a retrieval asks for too many
-        retrieval = RetrievalFacts(self.chat_facts(), self.limit, self._keeps_few)
+        facts = self.chat_facts()
+        retrieval = RetrievalFacts(facts, self.limit, self._keeps_few)
         reported: set[int] = set()
         for label, count_node, found, source in self.candidates:
             if isinstance(source, cst.Call):
@@ -280,21 +278,53 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
                 reaches = retrieval.reach_of_query(source, found.value)
             for reach in reaches:
                 node = count_node if reach.node is source else reach.node
-                if id(node) in reported:
-                    continue
-                reported.add(id(node))
-                self._report(node, label, count_node, found, reach.count)
+                if id(node) not in reported:
+                    reported.add(id(node))
+                    self._report(facts, node, label, count_node, found, reach.count)
+        for call, remote in self._imported(facts) if imported else ():
+            asked = remote.retrieves.summary
+            for reach in retrieval.reach_of_returned(call, asked.count, asked.kind):
+                if id(reach.node) not in reported:
+                    reported.add(id(reach.node))
+                    self._report_imported(facts, reach, call, remote)
 
-    def _report(self, node: cst.CSTNode, label: str, count_node: cst.CSTNode, found: Constant, count: int) -> None:
+    def _imported(self, facts) -> list[tuple[cst.Call, RemoteFunction]]:
+        """Calls of another module's functions that return more results than the limit (or a
+        retriever asking for them), as the project pass linked them."""
+        found = []
+        for call in facts.nodes.calls:
+            remote = None if facts.callees(call) else facts.imported_function(call)
+            if remote is not None and remote.retrieves is not None and remote.retrieves.summary.count > self.limit:
+                found.append((call, remote))
+        return found
+
+    def _report(self, facts, node: cst.CSTNode, label: str, count_node: cst.CSTNode, found: Constant, count: int) -> None:
         origin = f", from {found.source}" if found.source else ""
         related = []
         if node is not count_node:
             related.append(self.related(count_node, f"retrieval asks for {found.value} results here ({label})"))
         if found.source:
             related.append(self.related(found.node, f"{label} is set here"))
+        self._finding(facts, node, count, f"{label}={found.value}{origin}", related)
+
+    def _report_imported(self, facts, reach: Reach, call: cst.Call, remote: RemoteFunction) -> None:
+        asked = remote.retrieves.summary
+        related = [self.related(remote.retrieves.place, f"retrieval asks for {asked.count} results here ({asked.label})")]
+        if reach.node is not call:
+            related.append(self.related(call, f"`{remote.name}()` returns them here"))
+        origin = f"{asked.label}={asked.count} in `{remote.name}()` of {remote.path}"
+        self._finding(facts, reach.node, reach.count, origin, related)
+
+    def _finding(self, facts, node: cst.CSTNode, count: int, origin: str, related: list) -> None:
+        """The finding at `node`; a model call of another module it is handed to is related too."""
+        arg = facts.parent(node)
+        call = facts.parent(arg) if isinstance(arg, cst.Arg) else None
+        elsewhere = facts.sent_elsewhere.get(id(call)) if call is not None else None
+        if elsewhere is not None:
+            related.append(self.related(elsewhere, "the model call they reach"))
         self.report(
             node,
-            f"{count} retrieved results per query reach the model here ({label}={found.value}{origin}); "
+            f"{count} retrieved results per query reach the model here ({origin}); "
             f"every one is pasted into the prompt (max-top-k is {self.limit}).",
             suggestion="Start at 4 with a score threshold, or retrieve wide and rerank to a few "
             f"(top_n <= {self.limit}) before the prompt.",

@@ -31,7 +31,8 @@ from typing import Any, Callable
 from ..databases import WRITE_SHAPE
 from .demand import asked, defined
 from .imports import Resolver, imports_of
-from .model import Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteSend, RemoteText, RemoteToolList
+from .model import (Linked, ModuleSummary, Place, RemoteFunction, RemoteHistory, RemoteRetrieval, RemoteSend, RemoteText,
+                    RemoteToolList)
 
 CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
@@ -339,7 +340,7 @@ class ProjectIndex:
                 ) -> RemoteFunction | None:
         """The function as importers see it, or None when it offers nothing (once per run)."""
         function = summary.functions[name]
-        if not (function.sends or function.forwards or function.returns or function.writes):
+        if not (function.sends or function.forwards or function.returns or function.writes or function.retrieves):
             return None
         key = (path, name)
         if key not in self._remotes:
@@ -373,9 +374,11 @@ class ProjectIndex:
             param = parameter_at(callee.params, forward.argument)
             sends.extend(RemoteSend(forward.param, s.api, s.framework, s.place) for s in callee.sends if s.param == param)
         returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
-        if not sends and returned is None and not function.writes:
+        retrieves = function.retrieves
+        retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
+        if not sends and returned is None and not function.writes and retrieved is None:
             return None
-        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes)
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes, retrieved)
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

@@ -61,12 +61,25 @@ class StoreWrite:
 
 
 @dataclass(frozen=True)
+class RetrievalSummary:
+    """The results of a retrieval a function returns with no cut on the way (`chatbound.retrieval`):
+    `count` of them (`similarity_search(q, k=20)`, a `$vectorSearch` limit), or a retriever
+    asking for that many (`kind`)."""
+
+    count: int
+    label: str  # what sets the count: "k", "$vectorSearch limit"
+    kind: str  # "results" or "retriever"
+    span: Span  # where the count is set
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     sends: tuple[SendSummary, ...] = ()
     forwards: tuple[Forward, ...] = ()
     returns: HistorySummary | None = None  # a whole history it returns
     writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
+    retrieves: RetrievalSummary | None = None  # retrieval results it returns whole
 
 
 @dataclass(frozen=True)
@@ -104,7 +117,7 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists) or any(
-            f.sends or f.forwards or f.returns or f.writes for f in self.functions.values())
+            f.sends or f.forwards or f.returns or f.writes or f.retrieves for f in self.functions.values())
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,14 @@ class RemoteHistory:
 
 
 @dataclass(frozen=True)
+class RemoteRetrieval:
+    """Retrieval results an imported function returns, as the importing file sees them."""
+
+    summary: RetrievalSummary
+    place: Place  # where the count is set
+
+
+@dataclass(frozen=True)
 class RemoteFunction:
     """An imported function or method as the importing file sees it."""
 
@@ -143,6 +164,7 @@ class RemoteFunction:
     sends: tuple[RemoteSend, ...] = ()
     returns: RemoteHistory | None = None
     writes: tuple[StoreWrite, ...] = ()
+    retrieves: RemoteRetrieval | None = None
 
 
 @dataclass(frozen=True)

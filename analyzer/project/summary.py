@@ -12,6 +12,8 @@ forwards.
 
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
@@ -21,13 +23,14 @@ from ..findings import Severity
 from ..precheck import nesting_problem
 from ..histories import ChatFacts, History
 from ..histories.growth import growth_label
+from ..retrieval import RetrievalFacts, counts_asked
 from ..rule import RuleContext
 from ..visitors import visit_batched
 from ..histories import walk
 from ..texts import text_of
 from ..toollists import Size, size_of
-from .model import (Forward, FunctionSummary, HistorySummary, ModuleSummary, SendSummary, StoreWrite, TextSummary,
-                    ToolListSummary)
+from .model import (Forward, FunctionSummary, HistorySummary, ModuleSummary, RetrievalSummary, SendSummary, StoreWrite,
+                    TextSummary, ToolListSummary)
 
 NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
 
@@ -67,11 +70,13 @@ class Summarizer(ChatRule):
         for node in facts.nodes.returns:
             if node.value is not None:
                 returned.setdefault(id(facts.function_of(node)), []).append(node.value)
+        retrieved = self._retrievals(facts)
         functions = {}
         for function in facts.nodes.functions:
             name = self._qualname(facts, function)
             if name is not None:
-                functions[name] = self._function(facts, function, calls.get(id(function), []), returned.get(id(function), []))
+                functions[name] = self._function(facts, function, calls.get(id(function), []), returned.get(id(function), []),
+                                                 retrieved.get(id(function)))
         classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
         self.summary = ModuleSummary(
             functions=functions,
@@ -124,9 +129,26 @@ class Summarizer(ChatRule):
             return f"{owner.name.value}.{function.name.value}"
         return None
 
+    def _retrievals(self, facts: ChatFacts) -> dict[int, RetrievalSummary]:
+        """By function: the most retrieval results it returns (or a retriever asking for them)
+        with no cut on the way; an importer decides whether they are too many. Every cut stops
+        the follow here (a slice, a reranker, a filter), whatever it keeps."""
+        retrieval = RetrievalFacts(facts, math.inf, lambda reranker: True)
+        found: dict[int, RetrievalSummary] = {}
+        for call in facts.nodes.calls:
+            for label, node, count in counts_asked(self, call):
+                start = len(retrieval.returned)
+                retrieval.reach_of_call(call, count.value)
+                for function, kept, kind in retrieval.returned[start:]:
+                    known = found.get(id(function))
+                    if known is None or kept > known.count:
+                        found[id(function)] = RetrievalSummary(kept, label, kind, self.span(node))
+        return found
+
     def _function(self, facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call],
-                  values: list[cst.BaseExpression]) -> FunctionSummary:
-        """`calls` and `values` (what its `return`s give) are the function's own."""
+                  values: list[cst.BaseExpression], retrieves: RetrievalSummary | None) -> FunctionSummary:
+        """`calls` and `values` (what its `return`s give) are the function's own; `retrieves` the
+        retrieval results it returns."""
         sends = tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call))
             for param, sink in facts.sent_params(function)
@@ -144,6 +166,7 @@ class Summarizer(ChatRule):
             forwards=tuple(self._forwards(facts, calls)),
             returns=returned,
             writes=tuple(self._writes(facts, function)),
+            retrieves=retrieves,
         )
 
     def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
