@@ -169,6 +169,10 @@ class Rule(cst.BatchableCSTVisitor):
     # True for a rule that reads what the project pass linked only where its own triggers occur
     # (a handoff is always a call of the file): a file it runs on is linked, nothing more.
     READS_LINKS: ClassVar[bool] = False
+    # True for a cross-module rule whose modules hand their importers a value to follow (what a
+    # function returns): a file importing a module the rule's pre-check passes is linked too,
+    # though nothing in the file itself triggers a rule.
+    LINKS_IMPORTERS: ClassVar[bool] = False
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()

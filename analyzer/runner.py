@@ -453,8 +453,10 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     """The job linked through its imports when a cross-module rule may need it: one that runs
     on the file anyway, or a file that grows something and speaks of messages or a history
     (`may_import_chat`), which may hand it to an imported function when its imports reach a
-    model call (`ProjectIndex.reaches_a_model`). A file whose imports offer something runs the
-    cross-module rules; its result rests on the modules it imports (`Linked.modules`)."""
+    model call (`ProjectIndex.reaches_a_model`), or a file importing a module whose functions
+    may return a value to follow (`Rule.LINKS_IMPORTERS`: retrieval results). A file whose
+    imports offer something runs the cross-module rules; its result rests on the modules it
+    imports (`Linked.modules`)."""
     cross = tuple(rule for rule in selected if rule.CROSS_MODULE)
     if job.project is None or job.linked is not None or job.cells is not None:
         return job
@@ -462,13 +464,21 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     from .project.model import Linked
 
     readers = [rule for rule in job.rules if rule.CROSS_MODULE or rule.READS_LINKS]
-    if not readers and not (cross and may_import_chat(job.source)):
+    chat = bool(cross) and may_import_chat(job.source)
+    offered = tuple(rule for rule in cross if rule.LINKS_IMPORTERS)
+    if not readers and not chat and not offered:
         return replace(job, linked=Linked(modules=job.links.modules, links=job.links)) if job.links else job
-    # which modules may send: the cross-module rules' triggers, whichever rules were selected
-    index = project_index(*job.project, cross or tuple(r for r in all_rules() if r.CROSS_MODULE), options)
+    # which modules may send or offer: every cross-module rule's triggers, whichever rules were
+    # selected (retrieval results selected alone still reach a model through another module's send)
+    index = project_index(*job.project, tuple(r for r in all_rules() if r.CROSS_MODULE), options)
     start = time.perf_counter()
     path = os.path.join(job.directory, os.path.basename(job.shown))
-    reaches, looked_at = index.reaches_a_model(path, job.source) if not readers else (True, ())
+    reaches, looked_at = (True, ()) if readers else index.reaches_a_model(path, job.source) if chat else (False, ())
+    if not reaches and offered:  # a file showing nothing itself may send what an imported function returns
+        from .precheck import rules_for
+
+        reaches, also = index.imports_offer(path, job.source, lambda source: bool(rules_for(source, offered, options)))
+        looked_at = tuple(sorted({*looked_at, *also}))
     linked = index.link(path, job.source) if reaches else Linked(modules=looked_at)
     linked = replace(linked, seconds=time.perf_counter() - start)
     if job.links is not None:

@@ -82,6 +82,7 @@ class RagExcessiveTopK(ChatRule):
     SUMMARY = "Retrieval puts more chunks into each prompt than the answer needs."
     TAGS = ("cost", "llm", "rag")
     CROSS_MODULE = True  # results a function of another module returns, or a parameter it sends
+    LINKS_IMPORTERS = True  # a file calling such a function needs no retrieval of its own
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
     # Every finding follows the results of one of these calls or keywords, or of a pgvector query string.
     TRIGGERS = (

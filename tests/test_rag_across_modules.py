@@ -43,31 +43,27 @@ def test_summary_records_a_retriever_a_function_returns():
     assert summary.functions["retriever"].retrieves == RetrievalSummary(16, "search_kwargs['k']", "retriever", Span(2, 46, 2, 53))
 
 
-# a route that keeps the chat: a file holding no model call or retrieval of its own is linked when
-# it keeps a chat history (`may_import_chat`), as GenAI-Showcase's routes.py does
-SAVED = "    db.messages.insert_one({'role': 'assistant', 'content': reply})\n    return reply\n"
 ASKS_HERE = "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs} {q}'}])\n"
 
 
 @pytest.mark.parametrize(
     "views, expected",
     [
-        # handed to a function of a third module that sends its parameter
+        # handed to a function of a third module that sends its parameter (the file shows no
+        # model call or retrieval of its own: it is linked for what search.py returns)
         ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    found = similar(v)\n"
-         "    reply = answer(q, found)\n" + SAVED, [(5, 23)]),
+         "    return answer(q, found)\n", [(5, 22)]),
         # put into this module's own prompt
         ("from search import similar\ndef ask(q, v):\n    docs = '\\n'.join(similar(v))\n" + ASKS_HERE, [(4, 95)]),
         # through the module's name and an alias
-        ("import search\nfrom llm import answer as reply_to\ndef ask(q, v):\n    reply = reply_to(q, search.similar(v))\n"
-         + SAVED, [(4, 25)]),
+        ("import search\nfrom llm import answer as reply_to\ndef ask(q, v):\n    return reply_to(q, search.similar(v))\n",
+         [(4, 24)]),
         # the importer cuts before the prompt
-        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    reply = answer(q, similar(v)[:4])\n" + SAVED,
-         []),
+        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    return answer(q, similar(v)[:4])\n", []),
         ("from search import similar\ndef ask(q, v):\n    docs = similar(v)[0]\n" + ASKS_HERE, []),
         # the importer never builds a prompt
         ("from search import similar\ndef count(v):\n    return len(similar(v))\n", []),
-        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    similar(v)\n    reply = answer(q, [])\n" + SAVED,
-         []),
+        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    similar(v)\n    return answer(q, [])\n", []),
     ],
 )
 def test_results_returned_by_another_module_are_followed_to_the_model(write, monkeypatch, views, expected):
@@ -108,8 +104,7 @@ def test_max_top_k_is_applied_where_the_results_arrive(write, monkeypatch, limit
 
 
 def test_the_finding_names_the_retrieval_the_call_and_the_model_call(write, monkeypatch):
-    views = ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    found = similar(v)\n"
-             "    reply = answer(q, found)\n" + SAVED)
+    views = "from search import similar\nfrom llm import answer\ndef ask(q, v):\n    found = similar(v)\n    return answer(q, found)\n"
     [finding] = findings(write, monkeypatch, {"search.py": SEARCH, "views.py": views})
     assert finding.message == (
         "12 retrieved results per query reach the model here ($vectorSearch limit=12 in `similar()` of search.py); "

@@ -103,6 +103,7 @@ class ProjectIndex:
         self._by_path: dict[str, tuple[bytes | tuple[int, int] | None, ModuleSummary]] = {}  # (what it was read from, summary)
         self._shapes: dict[str, tuple[bytes | tuple[int, int] | None, tuple[bool, list]]] = {}  # (read from, `_shape`)
         self._definitions: dict[str, tuple[bytes | tuple[int, int] | None, frozenset[str]]] = {}  # (read from, `defined`)
+        self._offers: dict[str, tuple[bytes | tuple[int, int] | None, bool]] = {}  # (read from, `imports_offer`'s test)
         # (path, name) -> (the function as importers see it, the modules that rests on); None while linking
         self._remotes: dict[tuple[str, str], tuple[RemoteFunction | None, frozenset[str]] | None] = {}
         self._reach: dict[tuple[str, int], tuple[bool, frozenset[str]]] = {}  # `_reaches`, for this run
@@ -163,6 +164,22 @@ class ProjectIndex:
                 return True, ()
             looked_at |= seen
         looked_at.discard(importer)
+        return False, tuple(sorted(looked_at))
+
+    def imports_offer(self, importer: str, source: bytes, offers: Callable[[bytes], bool]) -> tuple[bool, tuple[str, ...]]:
+        """Whether a project module the file imports passes `offers` (the pre-check of the rules
+        whose modules hand their importers a value to follow: a retrieval asking for many
+        results), so the file is worth linking though it shows nothing of its own; and, when none
+        does, the modules looked at (one may gain such a retrieval). Direct imports only."""
+        importer = os.path.abspath(importer)
+        looked_at: set[str] = set()
+        for _, target in imports_of(source):
+            found = self.resolver.module(importer, target)
+            if found is None or found[0] == importer:
+                continue
+            if self._known(self._offers, found[0], offers, False):
+                return True, ()
+            looked_at.add(found[0])
         return False, tuple(sorted(looked_at))
 
     def _reaches(self, path: str, depth: int) -> tuple[bool, frozenset[str]]:
