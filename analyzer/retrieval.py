@@ -15,8 +15,11 @@ of their return) and loops that accumulate text, until they are cut or reach a m
   from a retriever, a LangChain `|` pipe, a LlamaIndex query/chat engine itself, or an
   agent's tools whose results go back to its model (`chatbound.frameworks.tool_results`).
 
-Anything else (results passed to a function of another module, stored on an object, never
-used) reaches no model the analysis can see: no finding. Framework facts below are checked
+Across modules (the project pass): results passed to a function of another module reach a
+model when that function sends its parameter; a function that returns results with no cut is
+recorded in its module's summary (`returned`), and its callers in other modules follow them
+from the call (`reach_of_returned`). Anything else (results passed to a function that sends
+nothing, stored on an object, never used) reaches no model the analysis can see: no finding. Framework facts below are checked
 against langchain-core 1.8.4 / langchain 0.3 and llama-index-core 0.12 (names of the
 retriever builders, retrieve methods, chains and engines that take a retriever).
 """

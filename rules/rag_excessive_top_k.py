@@ -43,10 +43,18 @@ class RagExcessiveTopK(ChatRule):
     - MongoDB Atlas `collection.aggregate(pipeline)` whose `$vectorSearch` stage has a `limit`
       (a later `$limit` or `$match` stage counts as a cut).
 
+    Across modules: a function of another module of the project that returns a retrieval's
+    results with no cut on the way (`def similar(v): return list(articles.aggregate(pipeline))`
+    in `search.py`), or a retriever, is followed from each call of it (`answer(q, similar(v))`
+    in `views.py`); results handed to a function of another module that sends its parameter
+    reach that model. Reported where they reach it in the calling module, with the retrieval
+    of the other module (and that model call) as related locations.
+
     Not flagged: results cut before the prompt (a rerank to `top_n` within the limit, a sort
-    and `[:5]`, a comprehension with a score threshold, `score_threshold=`, one result), and
-    results that reach no model the module shows (a vector-store test asking for 1,000, results
-    handed to another module).
+    and `[:5]`, a comprehension with a score threshold, `score_threshold=`, one result), in
+    either module, and results that reach no model the analysis shows (a vector-store test
+    asking for 1,000, results handed to a module outside the project or to a function that
+    sends no parameter).
 
     ## Why is this bad?
     Every retrieved chunk is pasted into the prompt of every turn. Twenty chunks of a few hundred

@@ -3,7 +3,9 @@ read from its own chat facts and nothing else (no other module is read while sum
 
 For each top-level function and each method of a top-level class: its parameters that reach
 a model whole (and at which model call), those it passes whole to an imported function, and
-the whole history it returns (with how that history grows and what bounds it). Also its
+the whole history it returns (with how that history grows and what bounds it), and the
+retrieval results it returns with no cut (how many: whether they are too many is the
+importer's call, under its own `max-top-k`). Also its
 classes, its module-level instances of them, its module-level text constants (a prompt kept in
 `prompts.py`), its tool lists and the functions returning one (with their sizes), and its
 import table, through which the project pass follows re-exports and
