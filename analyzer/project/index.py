@@ -26,7 +26,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..databases import WRITE_SHAPE
 from .demand import asked, defined
@@ -155,11 +155,8 @@ class ProjectIndex:
         looked at (one may gain a model call)."""
         importer = os.path.abspath(importer)
         looked_at: set[str] = set()
-        for _, target in imports_of(source):
-            found = self.resolver.module(importer, target)
-            if found is None or found[0] == importer:
-                continue
-            reaches, seen = self._reaches(found[0], depth)
+        for path in self._imported(importer, source):
+            reaches, seen = self._reaches(path, depth)
             if reaches:
                 return True, ()
             looked_at |= seen
@@ -171,16 +168,19 @@ class ProjectIndex:
         whose modules hand their importers a value to follow: a retrieval asking for many
         results), so the file is worth linking though it shows nothing of its own; and, when none
         does, the modules looked at (one may gain such a retrieval). Direct imports only."""
-        importer = os.path.abspath(importer)
         looked_at: set[str] = set()
+        for path in self._imported(os.path.abspath(importer), source):
+            if self._known(self._offers, path, offers, False):
+                return True, ()
+            looked_at.add(path)
+        return False, tuple(sorted(looked_at))
+
+    def _imported(self, importer: str, source: bytes) -> Iterator[str]:
+        """The project modules the file imports (the file itself left out)."""
         for _, target in imports_of(source):
             found = self.resolver.module(importer, target)
-            if found is None or found[0] == importer:
-                continue
-            if self._known(self._offers, found[0], offers, False):
-                return True, ()
-            looked_at.add(found[0])
-        return False, tuple(sorted(looked_at))
+            if found is not None and found[0] != importer:
+                yield found[0]
 
     def _reaches(self, path: str, depth: int) -> tuple[bool, frozenset[str]]:
         """Whether the module, or one it imports at most `depth` imports further, may call a
