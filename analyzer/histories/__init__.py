@@ -59,6 +59,7 @@ class ChatFacts(FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, Stor
         self.list_fields = self._list_fields()
         self.gradio_params = self._gradio_params()
         self._storage_cache: dict[int, Storage | None] = {}
+        self._early: dict[cst.For, bool] = {}  # see _stops_early
         self.framework_data: dict[str, object] = {}  # what a framework module works out once per module
         self.histories: dict[str, History] = {}
         self.sinks: list[Sink] = [s for s in map(self._sink, nodes.calls) if s]

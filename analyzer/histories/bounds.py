@@ -104,10 +104,14 @@ class BoundFacts:
                 found.extend(self.bounded_views_in(child, seen))
         return found
 
-    @staticmethod
-    def _stops_early(loop: cst.For) -> bool:
-        """`for m in reversed(h): ... break`: a loop that can stop before the end selects a part."""
-        return any(isinstance(n, (cst.Break, cst.Return)) for n in walk(loop.body) if not isinstance(n, cst.FunctionDef))
+    def _stops_early(self, loop: cst.For) -> bool:
+        """`for m in reversed(h): ... break`: a loop that can stop before the end selects a part.
+        Walked once per loop: each growth site inside a big loop asks again."""
+        known = self._early.get(loop)
+        if known is None:
+            known = self._early[loop] = any(
+                isinstance(n, (cst.Break, cst.Return)) for n in walk(loop.body) if not isinstance(n, cst.FunctionDef))
+        return known
 
 
 def is_ring(node: cst.CSTNode) -> bool:
