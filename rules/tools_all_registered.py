@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from chatbound import frameworks, toollists
+from chatbound import frameworks, servertools, toollists
 from chatbound.findings import Severity
 from chatbound.frameworks import Server
 from chatbound.messages import ast_callee_name, callee_name, role_of
@@ -421,7 +422,10 @@ class ToolsAllRegistered(ChatRule):
             if inner is not None and inner.servers:
                 return inner
         if isinstance(node, cst.Attribute):
-            return self._imported(node, returned=False)
+            return self._imported(node, returned=False) or self._listed_servers(node)
+        if isinstance(node, cst.IfExp):  # `tools if tools else None`: what is attached when any is
+            attached = [branch for branch in (node.body, node.orelse) if not servertools.empty(branch)]
+            return self._tools(attached[0], depth) if len(attached) == 1 else None
         if isinstance(node, cst.Name):
             bound = bound_expression(self, node) or grown_from(self, node)
             if isinstance(bound, cst.List) and not bound.elements and (gathered := self._gathered(node)) is not None:
@@ -434,7 +438,7 @@ class ToolsAllRegistered(ChatRule):
                 if server is not None:
                     served = self._served_here(held)
                     return served or Tools([], servers=(server,))
-                return self._imported(node, returned=False)
+                return self._imported(node, returned=False) or self._listed_servers(node)
             inner = self._tools(bound, depth)
             if inner is not None and inner.definition is None:
                 inner.definition = bound
@@ -453,7 +457,7 @@ class ToolsAllRegistered(ChatRule):
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             loop = node.for_in
             if loop.ifs or loop.inner_for_in is not None:
-                return None  # a filter or a product: chosen, not all
+                return self._listed_servers(node)  # a filter or a product: chosen, not all (or only named tools left out)
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
                 return None
@@ -481,8 +485,20 @@ class ToolsAllRegistered(ChatRule):
                 if inner is not None:
                     inner.how, inner.picked = f"everything `{self._code(node.func)}()` returns", False
                 return inner
-            return self._imported(node.func, returned=True)  # a helper of another module
+            return self._imported(node.func, returned=True) or self._listed_servers(node)  # a helper of another module
         return None
+
+    def _listed_servers(self, node: cst.BaseExpression) -> Tools | None:
+        """Every tool of MCP servers the module's own client code lists and hands on (a method
+        returning them, an attribute gathering them, a parameter given them): `chatbound.servertools`."""
+        if not any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls):
+            return None
+        found = self.server_tools.listed(node)
+        return Tools([], servers=(self.server_tools.describe(found),), how=JOINED, picked=False) if found else None
+
+    @functools.cached_property
+    def server_tools(self) -> servertools.ServerTools:
+        return servertools.ServerTools(self.chat_facts())
 
     def _imported(self, node: cst.BaseExpression, returned: bool) -> Tools | None:
         """The tool list of another module that `node` names (`ALL_TOOLS`, `registry.TOOLS`), or
@@ -494,11 +510,15 @@ class ToolsAllRegistered(ChatRule):
         if self.bindings is None:
             self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
         base = self.bindings.get(parts[0])
+        if base is None and returned and len(parts) == 2:  # `client.start()` of `client = mcp_client.MCPClient()`
+            built = bound_expression(self, node.value) if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) else None
+            klass = dotted(built.func) if isinstance(built, cst.Call) else None
+            base = ".".join((self.bindings[klass[0]], *klass[1:])) if klass and klass[0] in self.bindings else None
         remote = project.tool_lists.get(".".join((base, *parts[1:]))) if base is not None else None
         if remote is None or remote.summary.returned is not returned:
             return None
         what = f"everything `{'.'.join(parts)}()` returns" if returned else f"`{'.'.join(parts)}`"
-        return Tools([], partial=remote.summary.partial, imported=(remote,),
+        return Tools([], partial=remote.summary.partial, imported=(remote,), servers=remote.summary.servers,
                      how=f"{what}, built in `{remote.place.path}`", picked=False)
 
     # --- one finding per tool list ----------------------------------------------------
@@ -665,53 +685,30 @@ class ToolsAllRegistered(ChatRule):
 
     def _gathered(self, name: cst.Name) -> Tools | None:
         """What a list started empty and grown with every tool of MCP servers holds (`tools.extend((await
-        s.list_tools()).tools)` for each session): every tool of each; None when nothing it is grown
-        with lists a server's tools, or a part of it is chosen (a filtered comprehension)."""
+        s.list_tools()).tools)` for each session): every tool of each, and what else it is grown with;
+        None when nothing it is grown with lists a server's tools, or a part of it is chosen (a
+        filtered comprehension)."""
+        if not any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls):
+            return None
         scope = self.get_metadata(ScopeProvider, name, None)
-        servers, elements, partial = [], [], False
+        listed, elements, partial = None, [], False
         for site, value in self.nodes.growth_by_name.get(name.value, ()):
             receiver = site.func.value if isinstance(site, cst.Call) else site.target
             if value is None or self.get_metadata(ScopeProvider, receiver, None) is not scope:
                 continue
-            listed = self._listed(value)
-            if listed is not None:
-                servers.append(listed)
-            elif self._chosen(value):
+            found = self.server_tools.listed(value)
+            if found is not None:
+                listed = listed or found
+            elif servertools.chosen(value):
                 return None
             elif isinstance(site, cst.Call) and callee_name(site) == "append":
                 elements.append(value)
             else:
                 partial = True
-        if not servers:
+        if listed is None:
             return None
-        gathered = f"every tool of each MCP server gathered into `{name.value}` by `{servers[0]}`"
+        gathered = self.server_tools.describe(servertools.Listed(listed.call, name.value))
         return Tools(elements, partial=partial, servers=(gathered,), how=JOINED, picked=False)
-
-    def _listed(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
-        """The call `expr` holds every tool of when that call lists a server's tools whole (through
-        `await`, `.tools`, names bound once and comprehensions without a condition), or None."""
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Await):
-            return self._listed(expr.expression, depth + 1)
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "tools":
-            return self._listed(expr.value, depth + 1)
-        if isinstance(expr, cst.Name):
-            bound = bound_expression(self, expr)
-            return self._listed(bound, depth + 1) if bound is not None else None
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            loop = expr.for_in
-            return self._listed(loop.iter, depth + 1) if not loop.ifs and loop.inner_for_in is None else None
-        if isinstance(expr, cst.Call) and frameworks.server_tools(self.imports, expr) is not None:
-            return self._code(expr)
-        return None
-
-    @staticmethod
-    def _chosen(expr: cst.BaseExpression) -> bool:
-        """A comprehension with a condition, or a slice: the tools it adds are chosen, not all."""
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            return bool(expr.for_in.ifs)
-        return isinstance(expr, cst.Subscript)
 
     def _held(self, name: cst.Name) -> cst.BaseExpression | None:
         """What a name bound once by `with X as name`, or as the first of `name, rest = X`, holds: X."""

@@ -407,3 +407,135 @@ def test_every_servers_tools_gathered_into_tools_are_reported_where_attached():
     assert (finding.span.line, finding.span.col) == (7, 85)
     assert finding.message.startswith("Every tool of each MCP server gathered into `tools` by `s.list_tools()`, and 1 "
                                       "more tool, are attached")
+
+
+OWN_CLIENT = """
+from openai import OpenAI
+from mcp import ClientSession
+
+client = OpenAI()
+
+
+class Hub:
+    def __init__(self):
+        self.available = []
+
+    async def connect(self, session: ClientSession):
+        listed = await session.list_tools()
+        self.available.extend([{"name": t.name, "schema": t.inputSchema} for t in listed.tools])
+
+    async def catalogue(self):
+        return {t["name"]: t for t in self.available if t["name"] != "broken"}
+
+
+async def ask(query, tools):
+    return client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": query}],
+        tools=[t["schema"] for t in tools.values()] if tools else None,
+    )
+
+
+async def main(hub: Hub):
+    tools = await hub.catalogue()
+    while True:
+        print(await ask(input(), tools))
+"""
+
+
+@pytest.mark.parametrize("change", [
+    ("", ""),
+    ('if t["name"] != "broken"', 'if t["name"] not in ("broken", "slow")'),  # only named tools left out
+    ('if t["name"] != "broken"', ""),
+])
+def test_every_servers_tools_kept_in_an_attribute_and_passed_on_are_reported_where_attached(change):
+    [finding] = findings(OWN_CLIENT.replace(*change))
+    assert (finding.span.line, finding.span.col) == (23, 9)
+    assert finding.message.startswith("Every tool of each MCP server gathered into `self.available` by "
+                                      "`session.list_tools()` is attached to every request by "
+                                      "`client.chat.completions.create(...)`")
+
+
+@pytest.mark.parametrize("change", [
+    ('if t["name"] != "broken"', 'if t["name"] in NEEDED'),  # an allow-list
+    ('if t["name"] != "broken"', 'if t["name"].startswith("search_")'),  # a name test
+    ("for t in self.available if", "for t in self.available[:5] if"),  # a slice
+    ("for t in listed.tools])", "for t in listed.tools if t.name in NEEDED])"),  # chosen as it is gathered
+    ('tools=[t["schema"] for t in tools.values()]', 'tools=[tools[name]["schema"] for name in BILLING_TOOLS]'),  # the agent's subset
+    ("    async def catalogue(self):", "    def keep(self, few):\n        self.available = few\n\n    async def catalogue(self):"),
+    ("        print(await ask(input(), tools))", "        print(await ask(input(), {}))"),  # never given them
+])
+def test_every_servers_tools_chosen_before_they_are_attached_are_not_reported(change):
+    assert OWN_CLIENT.count(change[0]) == 1
+    assert findings(OWN_CLIENT.replace(*change)) == []
+
+
+HUB = """\
+from mcp import ClientSession
+
+
+class Server:
+    def __init__(self, session: ClientSession):
+        self.session = session
+
+    async def tools(self):
+        listed = await self.session.list_tools()
+        return [convert(t) for t in listed.tools]
+
+
+class Hub:
+    def __init__(self, servers: list[Server]):
+        self.servers = servers
+        self.tools = []
+
+    async def start(self):
+        self.tools = []
+        for server in self.servers:
+            try:
+                self.tools += await server.tools()
+            except ConnectionError:
+                return []
+        return self.tools
+
+    async def allowed(self):
+        return [t for t in await self.start() if t.name in ALLOWED]
+
+    async def first(self):
+        return (await self.start())[:5]
+
+    def searchers(self):
+        return [t for t in self.tools if t.name.startswith("search_")]
+"""
+
+
+@pytest.mark.parametrize(
+    "agent, expected",
+    [
+        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
+         "    return Agent('openai:gpt-4o', tools=tools)\n", [(5, 35)]),
+        ("import hub\nasync def build(servers):\n    client = hub.Hub(servers)\n"
+         "    return Agent('openai:gpt-4o', tools=await client.start())\n", [(4, 35)]),
+        # chosen in the client: an allow-list, a slice, a name test
+        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+         "    return Agent('openai:gpt-4o', tools=await client.allowed())\n", []),
+        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+         "    return Agent('openai:gpt-4o', tools=await client.first())\n", []),
+        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+         "    return Agent('openai:gpt-4o', tools=client.searchers())\n", []),
+        # chosen by the agent
+        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
+         "    return Agent('openai:gpt-4o', tools=[t for t in tools if t.name in NEEDED])\n", []),
+    ],
+)
+def test_every_servers_tools_a_client_of_another_module_returns_are_reported_where_attached(
+        write, monkeypatch, agent, expected):
+    from chatbound.config import Settings
+    from chatbound.runner import run
+
+    root = write({"hub.py": HUB, "agent.py": agent})
+    monkeypatch.chdir(root)
+    found = run([root], Settings(root=root, select=["TOOLS-ALL-REGISTERED"])).findings
+    assert [(f.path, f.span.line, f.span.col) for f in found] == [("agent.py", *at) for at in expected]
+    for finding in found:
+        assert finding.message.startswith("Every tool of each MCP server gathered into `self.tools` by "
+                                          "`self.session.list_tools()` is attached to every request by `Agent(...)`")
+        assert [(r.path, r.span.line) for r in finding.related if r.path == "hub.py"] == [("hub.py", 25)]

@@ -330,6 +330,9 @@ class ProjectIndex:
             return {}
         if rest[0] in table:
             return {target: (table[rest[0]], path)}
+        methods = {name: value for name, value in table.items() if name.startswith(f"{rest[0]}.")}
+        if methods:  # an imported class: what its methods return (`MCPClient.start`)
+            return {f"{target}.{name.partition('.')[2]}": (value, path) for name, value in methods.items()}
         imported = self.summary(path).imports.get(rest[0])
         resolved = self.resolver.module(path, imported) if imported is not None else None
         if resolved is None:

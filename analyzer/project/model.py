@@ -102,6 +102,7 @@ class ToolListSummary:
     partial: bool  # some elements are not counted
     span: Span  # where the list is built
     returned: bool = False
+    servers: tuple[str, ...] = ()  # every tool of MCP servers, known only at run time (how it reads)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ from ..retrieval import RetrievalFacts, counts_asked
 from ..rule import RuleContext
 from ..visitors import visit_batched
 from ..histories import walk
+from ..frameworks import SERVER_TOOL_CALLS
+from ..messages import callee_name
+from ..servertools import ServerTools, empty
 from ..texts import text_of
 from ..toollists import Size, size_of
 from .model import (Forward, FunctionSummary, HistorySummary, ModuleSummary, RetrievalSummary, SendSummary, StoreWrite,
@@ -86,7 +89,7 @@ class Summarizer(ChatRule):
             instances=self._instances(facts, classes),
             imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
             texts=self._texts(original_node),
-            tool_lists=self._tool_lists(original_node),
+            tool_lists={**self._tool_lists(original_node), **self._server_tools(facts)},
         )
 
     def _tool_lists(self, module: cst.Module) -> dict[str, ToolListSummary]:
@@ -106,6 +109,21 @@ class Summarizer(ChatRule):
             size = size_of(returns[0], known) if len(returns) == 1 else None
             if size is not None:
                 found[function.name.value] = ToolListSummary(size.work, size.routes, size.partial, self.span(returns[0]), returned=True)
+        return found
+
+    def _server_tools(self, facts: ChatFacts) -> dict[str, ToolListSummary]:
+        """Functions and methods that return every tool of MCP servers, gathered by the module's own
+        client (`MCPClient.start()` returning `self.tools`): their number is known only at run time."""
+        if not any(callee_name(call) in SERVER_TOOL_CALLS for call in facts.nodes.calls):
+            return {}
+        tools, found = ServerTools(facts), {}
+        for function in facts.nodes.functions:
+            name = self._qualname(facts, function)
+            returned = [r for r in facts.returns(function) if not empty(r)]
+            listed = [tools.listed(r) for r in returned] if name is not None else []
+            if listed and all(listed):
+                found[name] = ToolListSummary(0, 0, False, self.span(returned[0]), returned=True,
+                                              servers=(tools.describe(listed[0]),))
         return found
 
     def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
