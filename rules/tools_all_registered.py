@@ -62,6 +62,8 @@ def _may_bind_tools(node: ast.AST) -> bool:
     agent's tool (`@agent.tool`), on CPython's tree."""
     if type(node) is ast.Call:
         name, keywords = ast_callee_name(node), {k.arg for k in node.keywords}
+        if None in keywords and (name in TOOL_TAKERS or name in MODEL_CALLS):
+            return True  # `create(**api_args)`: the dict may hold the tools
         if not takes_tools(name, keywords):
             return False
         index = TOOL_TAKERS.get(name)
@@ -208,6 +210,7 @@ class ToolsAllRegistered(ChatRule):
             name.encode() for name, index in TOOL_TAKERS.items() if index is not None
         )),
         re.compile(rb"@\s*\w+\s*\.\s*(?:%s)\b" % b"|".join(d.encode() for d in AGENT_TOOL_DECORATORS)),
+        re.compile(rb"\btools[\"']\s*[\]:]"),  # `api_args["tools"] = ...`, `{"tools": ...}`: a call given a dict of arguments
         *frameworks.TOOL_TRIGGERS,  # a framework's own keyword for tools (the Agents SDK's mcp_servers=)
     )
 
@@ -322,7 +325,10 @@ class ToolsAllRegistered(ChatRule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-tools")
-        self.arguments: list[tuple[cst.Call, cst.Arg]] = []  # (call, its tools argument), resolved at the end
+        # (call, where tools are given to it: an argument or a dict entry, the tools), resolved at the end
+        self.arguments: list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]] = []
+        self.spread: list[cst.Call] = []  # calls given a dict of arguments (`create(**api_args)`)
+        self.attaching: cst.Call | None = None  # the call whose tools are being resolved
         self.functions: dict[str, cst.FunctionDef] = {}
         self.imported: dict[str, tuple[str, str]] = {}  # local name -> (sibling file, its name there)
         self.sibling_functions: dict[str, dict[str, cst.FunctionDef]] = {}
@@ -369,7 +375,31 @@ class ToolsAllRegistered(ChatRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
-        self.arguments.extend((node, argument) for argument in self._tools_arguments(node))
+        self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
+        if any(a.star == "**" and isinstance(a.value, cst.Name) for a in node.args):
+            self.spread.append(node)
+
+    def _spread_tools(self, call: cst.Call) -> list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]]:
+        """The tools a call is given through a dict of its arguments (`api_args = {"model": m,
+        "messages": h}`, `api_args["tools"] = tools`, `create(**api_args)`): where each is put in."""
+        entries: dict[str, tuple[cst.CSTNode, cst.BaseExpression]] = {}
+        for spread in (a.value for a in call.args if a.star == "**" and isinstance(a.value, cst.Name)):
+            written = bound_expression(self, spread)
+            for element in written.elements if isinstance(written, cst.Dict) else ():
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                    entries[element.key.evaluated_value] = (element, element.value)
+            scope = self.get_metadata(ScopeProvider, spread, None)
+            for node in self.nodes.assigns:
+                target = node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
+                if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+                        and target.value.value == spread.value and len(target.slice) == 1
+                        and isinstance(key := getattr(target.slice[0].slice, "value", None), cst.SimpleString)
+                        and self.get_metadata(ScopeProvider, target.value, None) is scope):
+                    entries[key.evaluated_value] = (node, node.value)
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None} | entries.keys()
+        if not takes_tools(callee_name(call), keywords):
+            return []
+        return [(call, *entries[k]) for k in (*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS) if k in entries]
 
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
         """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
@@ -423,8 +453,10 @@ class ToolsAllRegistered(ChatRule):
                 return inner
         if isinstance(node, cst.Attribute):
             return self._imported(node, returned=False) or self._listed_servers(node)
-        if isinstance(node, cst.IfExp):  # `tools if tools else None`: what is attached when any is
-            attached = [branch for branch in (node.body, node.orelse) if not servertools.empty(branch)]
+        if isinstance(node, cst.IfExp) or isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # `tools if tools else None`, `tools or None`: what is attached when there are any
+            branches = (node.body, node.orelse) if isinstance(node, cst.IfExp) else (node.left, node.right)
+            attached = [branch for branch in branches if not servertools.empty(branch)]
             return self._tools(attached[0], depth) if len(attached) == 1 else None
         if isinstance(node, cst.Name):
             bound = bound_expression(self, node) or grown_from(self, node)
@@ -477,6 +509,9 @@ class ToolsAllRegistered(ChatRule):
                 if inner is not None:
                     inner.how, inner.picked = f"every value of `{self._code(node.func.value)}`", False
                 return inner
+            served = self._listed_servers(node)  # a helper of the module's own client: `flatten(by_server_lists)`
+            if served is not None:
+                return served
             returned = self._returned(node)
             if returned is not None:  # `all_tools()`: what the module's helper returns
                 inner = self._tools(returned, depth)
@@ -493,7 +528,7 @@ class ToolsAllRegistered(ChatRule):
         returning them, an attribute gathering them, a parameter given them): `chatbound.servertools`."""
         if not any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls):
             return None
-        found = self.server_tools.listed(node)
+        found = self.server_tools.tools(node, self.chat_facts().function_of(self.attaching))
         return Tools([], servers=(self.server_tools.describe(found),), how=JOINED, picked=False) if found else None
 
     @functools.cached_property
@@ -525,8 +560,9 @@ class ToolsAllRegistered(ChatRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         attached = []  # (where to report, tools, work tools, call, routes, the list's identity)
-        for call, argument in self.arguments:
-            tools = self._tools(argument.value)
+        for call, argument, value in [*self.arguments, *(e for c in self.spread for e in self._spread_tools(c))]:
+            self.attaching = call
+            tools = self._tools(value)
             if tools is None or tools.elements is None:
                 continue  # a size the module does not show is never guessed from a name
             routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
@@ -569,6 +605,7 @@ class ToolsAllRegistered(ChatRule):
             prompts += [(system.value, site)] if system is not None else []
         reported: set[int] = set()
         for content, site in prompts:
+            self.attaching = site
             found = self._description(content)
             if found is None or id(found[0]) in reported:
                 continue
@@ -696,7 +733,7 @@ class ToolsAllRegistered(ChatRule):
             receiver = site.func.value if isinstance(site, cst.Call) else site.target
             if value is None or self.get_metadata(ScopeProvider, receiver, None) is not scope:
                 continue
-            found = self.server_tools.listed(value)
+            found = self.server_tools.tools(value, self.chat_facts().function_of(self.attaching))
             if found is not None:
                 listed = listed or found
             elif servertools.chosen(value):

@@ -446,6 +446,7 @@ async def main(hub: Hub):
     ("", ""),
     ('if t["name"] != "broken"', 'if t["name"] not in ("broken", "slow")'),  # only named tools left out
     ('if t["name"] != "broken"', ""),
+    ("tools.values()] if tools else None", "tools.values()] or None"),
 ])
 def test_every_servers_tools_kept_in_an_attribute_and_passed_on_are_reported_where_attached(change):
     [finding] = findings(OWN_CLIENT.replace(*change))
@@ -539,3 +540,75 @@ def test_every_servers_tools_a_client_of_another_module_returns_are_reported_whe
         assert finding.message.startswith("Every tool of each MCP server gathered into `self.tools` by "
                                           "`self.session.list_tools()` is attached to every request by `Agent(...)`")
         assert [(r.path, r.span.line) for r in finding.related if r.path == "hub.py"] == [("hub.py", 25)]
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("    api_args = {'model': 'gpt-4o', 'messages': messages}\n    api_args['tools'] = TOOLS\n", [(4, 5)]),
+        ("    api_args = {'model': 'gpt-4o', 'messages': messages, 'tools': TOOLS}\n", [(3, 58)]),
+        # chosen, given to no model call, or put into another function's dict
+        ("    api_args = {'model': 'gpt-4o', 'messages': messages}\n    api_args['tools'] = TOOLS[:2]\n", []),
+        ("    api_args = {'name': 'order'}\n    api_args['tools'] = TOOLS\n", []),
+        ("    api_args = {'model': 'gpt-4o', 'messages': messages}\n", []),
+    ],
+)
+def test_tools_given_through_a_dict_of_arguments_are_reported_where_put_in(code, expected):
+    source = "TOOLS = [a, b, c, d, e, f]\ndef ask(messages):\n" + code + "    return client.chat.completions.create(**api_args)\n"
+    assert [(f.span.line, f.span.col) for f in findings(source)] == expected
+
+
+SESSION_KEPT = """\
+import chainlit as cl
+from mcp import ClientSession
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+def flatten(lists):
+    return [tool for tools in lists for tool in tools]
+
+
+@cl.on_mcp_connect
+async def connected(connection, session: ClientSession):
+    listed = await session.list_tools()
+    by_server = cl.user_session.get("tools", {})
+    by_server[connection.name] = [{"type": "function", "function": {"name": t.name}} for t in listed.tools]
+    cl.user_session.set("tools", by_server)
+
+
+@cl.on_message
+async def answer(message: cl.Message):
+    by_server = cl.user_session.get("tools", {})
+    tools = flatten([tools for _, tools in by_server.items()])
+    args = {"model": "gpt-4o", "messages": [{"role": "user", "content": message.content}]}
+    if tools:
+        args["tools"] = tools
+    reply = await client.chat.completions.create(**args)
+    await cl.Message(reply.choices[0].message.content).send()
+"""
+
+
+@pytest.mark.parametrize("change", [
+    ("", ""),
+    ("tools = flatten([tools for _, tools in by_server.items()])",
+     "tools = [tool for tools in by_server.values() for tool in tools]"),
+])
+def test_every_servers_tools_kept_in_a_session_entry_are_reported_where_attached(change):
+    [finding] = findings(SESSION_KEPT.replace(*change))
+    assert (finding.span.line, finding.span.col) == (26, 9)
+    assert finding.message.startswith("Every tool of each MCP server gathered into `cl.user_session[\"tools\"]` by "
+                                      "`session.list_tools()` is attached to every request")
+
+
+@pytest.mark.parametrize("change", [
+    ("for t in listed.tools]", "for t in listed.tools if t.name in NEEDED]"),  # an allow-list while gathering
+    ("for tool in tools]", 'for tool in tools if tool["function"]["name"].startswith("search_")]'),  # a name test
+    ("by_server.items()])\n", "by_server.items()])[:5]\n"),  # a slice
+    ('by_server = cl.user_session.get("tools", {})\n    tools', 'by_server = cl.user_session.get("picked", {})\n    tools'),
+    ("        args[\"tools\"] = tools\n", "        args[\"tool_names\"] = [t[\"function\"][\"name\"] for t in tools]\n"),
+])
+def test_every_servers_tools_kept_in_a_session_entry_and_chosen_are_not_reported(change):
+    assert SESSION_KEPT.count(change[0]) == 1
+    assert findings(SESSION_KEPT.replace(*change)) == []

@@ -120,7 +120,7 @@ class Summarizer(ChatRule):
         for function in facts.nodes.functions:
             name = self._qualname(facts, function)
             returned = [r for r in facts.returns(function) if not empty(r)]
-            listed = [tools.listed(r) for r in returned] if name is not None else []
+            listed = [tools.tools(r) for r in returned] if name is not None else []
             if listed and all(listed):
                 found[name] = ToolListSummary(0, 0, False, self.span(returned[0]), returned=True,
                                               servers=(tools.describe(listed[0]),))
