@@ -107,7 +107,9 @@ class ToolsAllRegistered(ChatRule):
     Tools are attached by:
 
     - `bind_tools([...])`;
-    - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls;
+    - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls, also through a
+      dict of arguments (`api_args["tools"] = TOOLS`, `create(**api_args)`: reported where the
+      tools are put in);
     - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class);
     - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
     - a Pydantic AI agent with that many `@agent.tool` functions.
@@ -140,7 +142,15 @@ class ToolsAllRegistered(ChatRule):
     A client of the project's own that gathers every server's tools into one list (`tools.extend((await
     s.list_tools()).tools)` for each session) gives every tool of those servers, whether it attaches
     them or joins them into the system prompt of a model call (reported at the join, the call as
-    a related location); a condition or a slice on the way chooses, and is not flagged.
+    a related location). They are followed wherever the client keeps them: an attribute grown
+    with each server's (`self.tools += await server.tools()`), a method returning them (also of
+    a client class in another module: `tools = await MCPClient().start()`), a parameter the
+    module's callers give them to, a dict of each server's list flattened, a session entry one
+    handler sets and another reads (`cl.user_session`), a dict of arguments
+    (`api_args["tools"] = tools`, `create(**api_args)`). A condition that keeps some tools
+    (`if t.name in NEEDED`, a name test), a slice or an agent's own subset on the way chooses,
+    and is not flagged; one that only leaves named tools out (`if t.name != "broken"`) keeps
+    every other, and is.
     A server whose source the module holds, a script its parameters run with `python -c`
     (a text, or what a function of the module returns), is counted instead: the functions it
     registers with a `.tool` decorator (`@mcp.tool()`), like any list.
