@@ -97,8 +97,11 @@ class ServerTools:
         if not all(leaves_out(c.test) for loop in (outer, inner) if loop is not None for c in loop.ifs):
             return None
         if inner is not None:  # flattened: each list of the outer loop, every element of it
-            if inner.inner_for_in is not None or not _same_name(inner.iter, outer.target):
+            if inner.inner_for_in is not None:
                 return None
+            if not _same_name(inner.iter, outer.target):  # `[t for s in sessions for t in (await s.list_tools()).tools]`
+                found = self.listed(inner.iter, depth)
+                return found if found is not None and found.nested == 0 else None
             found = self.listed(outer.iter, depth)
             return replace(found, nested=0) if found is not None and found.nested == 1 else None
         iterated = outer.iter

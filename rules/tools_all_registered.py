@@ -536,7 +536,7 @@ class ToolsAllRegistered(ChatRule):
     def _listed_servers(self, node: cst.BaseExpression) -> Tools | None:
         """Every tool of MCP servers the module's own client code lists and hands on (a method
         returning them, an attribute gathering them, a parameter given them): `chatbound.servertools`."""
-        if not any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls):
+        if not self.lists_servers:
             return None
         found = self.server_tools.tools(node, self.chat_facts().function_of(self.attaching))
         return Tools([], servers=(self.server_tools.describe(found),), how=JOINED, picked=False) if found else None
@@ -544,6 +544,11 @@ class ToolsAllRegistered(ChatRule):
     @functools.cached_property
     def server_tools(self) -> servertools.ServerTools:
         return servertools.ServerTools(self.chat_facts())
+
+    @functools.cached_property
+    def lists_servers(self) -> bool:
+        """Whether the module calls one that lists a server's tools (asked once the traversal is over)."""
+        return any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls)
 
     def _imported(self, node: cst.BaseExpression, returned: bool) -> Tools | None:
         """The tool list of another module that `node` names (`ALL_TOOLS`, `registry.TOOLS`), or
@@ -596,7 +601,7 @@ class ToolsAllRegistered(ChatRule):
                 continue  # a set chosen for one job, not every tool the app has
             reported.add(key)
             self._report(node, tools, count, call, routes)
-        if any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls) and self.may_chat():
+        if self.lists_servers and self.may_chat():
             self._described_servers()
 
     # --- every tool of MCP servers described in a system prompt ---------------------------
@@ -735,7 +740,7 @@ class ToolsAllRegistered(ChatRule):
         s.list_tools()).tools)` for each session): every tool of each, and what else it is grown with;
         None when nothing it is grown with lists a server's tools, or a part of it is chosen (a
         filtered comprehension)."""
-        if not any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls):
+        if not self.lists_servers:
             return None
         scope = self.get_metadata(ScopeProvider, name, None)
         listed, elements, partial = None, [], False

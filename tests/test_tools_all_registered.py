@@ -409,6 +409,18 @@ def test_every_servers_tools_gathered_into_tools_are_reported_where_attached():
                                       "more tool, are attached")
 
 
+def test_every_servers_tools_gathered_by_one_comprehension_are_reported_where_attached():
+    code = (
+        "from mcp import ClientSession\n"
+        "async def ask(client, sessions, messages):\n"
+        "    tools = [t for s in sessions for t in (await s.list_tools()).tools]\n"
+        "    return await client.messages.create(model='m', max_tokens=9, messages=messages, tools=tools)\n"
+    )
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (4, 85)
+    assert findings(code.replace(".tools]", ".tools if t.name in NEEDED]")) == []
+
+
 OWN_CLIENT = """
 from openai import OpenAI
 from mcp import ClientSession
