@@ -62,8 +62,6 @@ def _may_bind_tools(node: ast.AST) -> bool:
     agent's tool (`@agent.tool`), on CPython's tree."""
     if type(node) is ast.Call:
         name, keywords = ast_callee_name(node), {k.arg for k in node.keywords}
-        if None in keywords and (name in TOOL_TAKERS or name in MODEL_CALLS):
-            return True  # `create(**api_args)`: the dict may hold the tools
         if not takes_tools(name, keywords):
             return False
         index = TOOL_TAKERS.get(name)
@@ -76,6 +74,15 @@ def _may_bind_tools(node: ast.AST) -> bool:
             if isinstance(target, ast.Attribute) and target.attr in AGENT_TOOL_DECORATORS and isinstance(target.value, ast.Name):
                 return True
     return False
+
+
+def _may_spread_tools(tree: PythonTree) -> bool:
+    """A call that may take tools given a dict of its arguments (`create(**api_args)`), in a
+    module that puts tools into a dict (`api_args["tools"] = ...`, `{"tools": ...}`)."""
+    spreads = any(None in {k.arg for k in call.keywords} and takes_tools(ast_callee_name(call), ("model",))
+                  for call in tree.nodes(ast.Call))
+    keys = [d.slice for d in tree.nodes(ast.Subscript)] + [k for d in tree.nodes(ast.Dict) for k in d.keys]
+    return spreads and any(isinstance(k, ast.Constant) and k.value in TOOL_KEYWORDS for k in keys)
 
 
 @dataclass
@@ -230,7 +237,7 @@ class ToolsAllRegistered(ChatRule):
         offered to other modules is read by the project pass, not here); one that lists a
         server's tools may describe them in a system prompt."""
         return any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))) or any(
-            ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call))
+            ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call)) or _may_spread_tools(tree)
 
     VALID = [
         # an MCP toolset that names the tools it offers
@@ -386,7 +393,7 @@ class ToolsAllRegistered(ChatRule):
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
-        if any(a.star == "**" and isinstance(a.value, cst.Name) for a in node.args):
+        if takes_tools(callee_name(node), ("model",)) and any(a.star == "**" and isinstance(a.value, cst.Name) for a in node.args):
             self.spread.append(node)
 
     def _spread_tools(self, call: cst.Call) -> list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]]:
@@ -399,17 +406,24 @@ class ToolsAllRegistered(ChatRule):
                 if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
                     entries[element.key.evaluated_value] = (element, element.value)
             scope = self.get_metadata(ScopeProvider, spread, None)
-            for node in self.nodes.assigns:
-                target = node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
-                if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
-                        and target.value.value == spread.value and len(target.slice) == 1
-                        and isinstance(key := getattr(target.slice[0].slice, "value", None), cst.SimpleString)
-                        and self.get_metadata(ScopeProvider, target.value, None) is scope):
+            for node, target in self._stores.get(spread.value, ()):
+                key = getattr(target.slice[0].slice, "value", None) if len(target.slice) == 1 else None
+                if isinstance(key, cst.SimpleString) and self.get_metadata(ScopeProvider, target.value, None) is scope:
                     entries[key.evaluated_value] = (node, node.value)
         keywords = {a.keyword.value for a in call.args if a.keyword is not None} | entries.keys()
         if not takes_tools(callee_name(call), keywords):
             return []
         return [(call, *entries[k]) for k in (*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS) if k in entries]
+
+    @functools.cached_property
+    def _stores(self) -> dict[str, list[tuple[cst.Assign, cst.Subscript]]]:
+        """`name[key] = value` assignments, by the name."""
+        found: dict[str, list[tuple[cst.Assign, cst.Subscript]]] = {}
+        for node in self.nodes.assigns:
+            target = node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                found.setdefault(target.value.value, []).append((node, target))
+        return found
 
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
         """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
