@@ -561,8 +561,8 @@ class ToolsAllRegistered(ChatRule):
 
     @functools.cached_property
     def lists_servers(self) -> bool:
-        """Whether the module calls one that lists a server's tools (asked once the traversal is over)."""
-        return any(callee_name(c) in frameworks.SERVER_TOOL_CALLS for c in self.nodes.calls)
+        """Whether the module lists a server's tools (asked once the traversal is over)."""
+        return any(frameworks.server_tools(self.imports, c) for c in self.nodes.calls)
 
     def _imported(self, node: cst.BaseExpression, returned: bool) -> Tools | None:
         """The tool list of another module that `node` names (`ALL_TOOLS`, `registry.TOOLS`), or

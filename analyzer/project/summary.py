@@ -29,8 +29,7 @@ from ..retrieval import RetrievalFacts, counts_asked
 from ..rule import RuleContext
 from ..visitors import visit_batched
 from ..histories import walk
-from ..frameworks import SERVER_TOOL_CALLS
-from ..messages import callee_name
+from ..frameworks import server_tools
 from ..servertools import ServerTools, empty
 from ..texts import text_of
 from ..toollists import Size, size_of
@@ -114,7 +113,7 @@ class Summarizer(ChatRule):
     def _server_tools(self, facts: ChatFacts) -> dict[str, ToolListSummary]:
         """Functions and methods that return every tool of MCP servers, gathered by the module's own
         client (`MCPClient.start()` returning `self.tools`): their number is known only at run time."""
-        if not any(callee_name(call) in SERVER_TOOL_CALLS for call in facts.nodes.calls):
+        if not any(server_tools(facts.nodes.imports, call) for call in facts.nodes.calls):
             return {}
         tools, found = ServerTools(facts), {}
         for function in facts.nodes.functions:
