@@ -63,7 +63,6 @@ RETRIEVAL_NAME = re.compile(r"retriev|search|query|vector|index", re.I)
 RESULT_COUNT = ("top_k", "n_results")  # Pinecone, Haystack, LlamaIndex; Chroma
 RERANK_NAME = re.compile(r"rerank|^compress_documents$|^postprocess_nodes$", re.I)
 RERANK_KEEP = ("top_n", "top_k", "k")
-PGVECTOR_OPERATORS = ("<->", "<=>", "<#>", "<+>")  # distance operators
 PGVECTOR_LIMIT = re.compile(r"(<->|<=>|<#>|<\+>).*?\bLIMIT\s+(\d+)", re.I | re.S)
 
 # MongoDB Atlas Vector Search: `collection.aggregate([{"$vectorSearch": {..., "limit": N}}, ...])`

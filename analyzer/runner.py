@@ -475,9 +475,7 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     path = os.path.join(job.directory, os.path.basename(job.shown))
     reaches, looked_at = (True, ()) if readers else index.reaches_a_model(path, job.source) if chat else (False, ())
     if not reaches and offered:  # a file showing nothing itself may send what an imported function returns
-        from .precheck import rules_for
-
-        reaches, also = index.imports_offer(path, job.source, lambda source: bool(rules_for(source, offered, options)))
+        reaches, also = index.imports_offer(path, job.source, lambda source: bool(rules_to_run(source, offered, options)[0]))
         looked_at = tuple(sorted({*looked_at, *also}))
     linked = index.link(path, job.source) if reaches else Linked(modules=looked_at)
     linked = replace(linked, seconds=time.perf_counter() - start)

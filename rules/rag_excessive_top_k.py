@@ -11,7 +11,7 @@ from chatbound.chat import ChatRule
 from chatbound.findings import Severity
 from chatbound.project.model import RemoteFunction
 from chatbound.retrieval import (
-    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, PGVECTOR_OPERATORS, RERANK_KEEP, RESULT_COUNT, VECTOR_STAGE,
+    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, RERANK_KEEP, RESULT_COUNT, VECTOR_STAGE,
     Reach, RetrievalFacts, counts_asked, may_count,
 )
 from chatbound.rule import Invalid, Option, Valid
@@ -233,14 +233,15 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a `k=` or a `top_k` hold no retrieval call that asks for a count,
-        nor a pgvector query or a `$vectorSearch` stage: not worth a LibCST parse."""
+        nor a pgvector query with a `LIMIT` or a `$vectorSearch` stage: not worth a LibCST parse
+        (nor, for a module another file imports, worth linking that file: `LINKS_IMPORTERS`)."""
         for node in tree.nodes(ast.Call, ast.Constant):
             kind = type(node)
             if kind is ast.Call and may_count(node):
                 return True
             if kind is ast.Constant and isinstance(node.value, (str, bytes)):
                 text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
-                if text == VECTOR_STAGE or any(operator in text for operator in PGVECTOR_OPERATORS):
+                if text == VECTOR_STAGE or PGVECTOR_LIMIT.search(text):
                     return True
         return False
 
