@@ -51,7 +51,7 @@ class RunResult:
     files: int = 0
     parsed: list[str] = field(default_factory=list)  # files parsed by LibCST in this run
     cached: int = 0  # files whose result came from the cache
-    linked: int = 0  # files the project pass linked through their imports
+    linked: int = 0  # files whose result rests on other modules (linked through their imports, or checked against them)
     project_seconds: float = 0.0  # spent by the project pass (linking, summaries), over all processes
     notes: list[str] = field(default_factory=list)  # what the run left out, and how to have it
 

@@ -136,9 +136,9 @@ def parse_versus_analysis(files: list[Path]) -> tuple[float, float, int]:
 
 
 def project_pass(corpus: Path, megabytes: int) -> tuple[float, int]:
-    """(seconds, files linked) of the project pass in a cold run of this process with
-    project-max-mb at `megabytes`, summed over its worker processes: the timed runs are
-    separate processes and do not say."""
+    """(seconds, files whose result rests on other modules) of the project pass in a cold run
+    of this process with project-max-mb at `megabytes`, summed over its worker processes: the
+    timed runs are separate processes and do not say."""
     settings = load_settings([corpus])
     settings.project_max_mb = megabytes
     result = run([corpus], settings, cache=False)
@@ -195,7 +195,7 @@ def main() -> None:
         cap = Settings().project_max_mb
         seconds, linked = project_pass(corpus, max(cap, math.ceil(megabytes)))
         print(f"project pass                   {seconds:8.2f} s  {seconds / cold_cpu:8.1%} of cold CPU  "
-              f"({linked} files linked; another cold run, in this process)")
+              f"({linked} files rest on other modules; another cold run, in this process)")
         if megabytes > cap:
             print(f"                               off in the runs above: {megabytes:.1f} MB of modules is above "
                   f"project-max-mb = {cap}; forced on for this line")
