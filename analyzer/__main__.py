@@ -1,5 +1,5 @@
 """`python -m chatbound`."""
 
-from .cli import main
+from chatbound.interfaces.cli import main
 
 main(prog_name="chatbound")

@@ -27,11 +27,13 @@ def history(size):
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{
-                    "id": call,
-                    "type": "function",
-                    "function": {"name": "stock", "arguments": f'{{"book": {n}}}'},
-                }],
+                "tool_calls": [
+                    {
+                        "id": call,
+                        "type": "function",
+                        "function": {"name": "stock", "arguments": f'{{"book": {n}}}'},
+                    }
+                ],
             },
             {
                 "role": "tool",
@@ -82,8 +84,10 @@ def main():
     kept_ours, kept_theirs = len(ours()), len(theirs())
     ours_s = min(timeit.repeat(ours, number=1, repeat=5))
     theirs_s = min(timeit.repeat(theirs, number=1, repeat=3))
-    print(f"10,000 messages, budget {BUDGET} tokens: bounded_view kept {kept_ours} in {ours_s * 1e3:.1f} ms, "
-          f"trim_messages kept {kept_theirs} in {theirs_s * 1e3:.1f} ms")
+    print(
+        f"10,000 messages, budget {BUDGET} tokens: bounded_view kept {kept_ours} in {ours_s * 1e3:.1f} ms, "
+        f"trim_messages kept {kept_theirs} in {theirs_s * 1e3:.1f} ms"
+    )
     print(f"ratio trim_messages / bounded_view = {theirs_s / ours_s:.1f} (above 1: bounded_view is faster)")
     return 0
 

@@ -15,13 +15,17 @@ from pathlib import Path
 
 import libcst as cst
 
-from chatbound.analysis import analyze_source
+from chatbound.analysis.rule import Rule
 from chatbound.findings import Severity
-from chatbound.registry import all_rules
-from chatbound.rule import Rule
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [p.read_text() for folder in ("memory_dev", "memory", "memory_review") for p in sorted((ROOT / "fixtures" / folder).glob("*.py"))]
+SOURCES = [
+    p.read_text()
+    for folder in ("memory_dev", "memory", "memory_review")
+    for p in sorted((ROOT / "fixtures" / folder).glob("*.py"))
+]
 RULES = [r for r in all_rules() if r.ID.startswith("MEMORY-")]
 
 
@@ -56,14 +60,18 @@ def renamed(source, n):
 def main():
     base = best(baseline, SOURCES)
     rules = best(with_rules, SOURCES)
-    print(f"{len(SOURCES)} files: shared metadata alone {base * 1000:.0f} ms, memory rules {rules * 1000:.0f} ms, "
-          f"ratio {rules / base:.2f}")
+    print(
+        f"{len(SOURCES)} files: shared metadata alone {base * 1000:.0f} ms, memory rules {rules * 1000:.0f} ms, "
+        f"ratio {rules / base:.2f}"
+    )
     chunk = SOURCES[:8]
     big = "\n\n".join(renamed(s, n) for n, s in enumerate(chunk))
     separate = best(with_rules, chunk)
     joined = best(with_rules, [big])
-    print(f"one module of {len(chunk)} apps vs {len(chunk)} files: {joined * 1000:.0f} ms vs {separate * 1000:.0f} ms, "
-          f"ratio {joined / separate:.2f}")
+    print(
+        f"one module of {len(chunk)} apps vs {len(chunk)} files: {joined * 1000:.0f} ms vs {separate * 1000:.0f} ms, "
+        f"ratio {joined / separate:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ target is at most 1.2. Run: python benchmarks/post_rule_steps.py
 import time
 from pathlib import Path
 
-import chatbound.analysis as analysis
-from chatbound.registry import all_rules
+import chatbound.run.pipeline as analysis
+from chatbound.run.registry import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -43,8 +43,10 @@ def main(rounds=5):
             without.append(timed(files, rules))
     finally:
         analysis.attach_projections, analysis.attach_fixes = steps
-    print(f"{len(files)} files, best of {rounds}: {min(without):.2f}s without the post-rule steps, "
-          f"{min(with_steps):.2f}s with them: ratio {min(with_steps) / min(without):.2f} (target <= 1.2)")
+    print(
+        f"{len(files)} files, best of {rounds}: {min(without):.2f}s without the post-rule steps, "
+        f"{min(with_steps):.2f}s with them: ratio {min(with_steps) / min(without):.2f} (target <= 1.2)"
+    )
 
 
 if __name__ == "__main__":

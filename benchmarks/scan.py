@@ -35,10 +35,10 @@ from pathlib import Path
 
 import libcst
 
-from chatbound.analysis import analyze_source
-from chatbound.config import DEFAULT_EXCLUDE, Settings, load_settings
-from chatbound.registry import select_rules
-from chatbound.runner import MAX_FILE_BYTES, MB, rule_options, rules_to_run, run
+from chatbound.run.config import DEFAULT_EXCLUDE, Settings, load_settings
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import select_rules
+from chatbound.run.runner import MAX_FILE_BYTES, MB, rule_options, rules_to_run, run
 
 PACKAGES = ("openai", "anthropic", "langchain_core", "llama_index.core")
 STDLIB_SKIP = {"test", "tests", "idlelib", "site-packages", "dist-packages", "__pycache__", "lib2to3", "turtledemo"}
@@ -89,10 +89,14 @@ def snapshot(target: Path) -> dict[str, str]:
     import chatbound
     import chatbound.rules
 
-    shutil.copytree(Path(chatbound.__file__).parent, target / "chatbound",
-                    ignore=shutil.ignore_patterns("__pycache__", "rules"))
-    shutil.copytree(Path(chatbound.rules.__file__).parent, target / "chatbound" / "rules",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(chatbound.__file__).parent, target / "chatbound", ignore=shutil.ignore_patterns("__pycache__", "rules")
+    )
+    shutil.copytree(
+        Path(chatbound.rules.__file__).parent,
+        target / "chatbound" / "rules",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return {**os.environ, "PYTHONPATH": str(target)}
 
 
@@ -106,8 +110,9 @@ def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> t
         "print(code, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime)\n"
     )
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", probe, *command], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *command], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     wall = time.perf_counter() - start
     code, peak, cpu = done.stdout.split()
     return wall, int(code), int(peak), float(cpu)
@@ -148,8 +153,12 @@ def project_pass(corpus: Path, megabytes: int) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="build (or reuse) the corpus here instead of a temporary folder")
-    parser.add_argument("--sample", type=int, default=400,
-                        help="files (of those chatbound parses) timed serially for parse versus analysis; 0: all")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=400,
+        help="files (of those chatbound parses) timed serially for parse versus analysis; 0: all",
+    )
     args = parser.parse_args()
     agentguard = shutil.which("agentguard", path=str(Path(sys.executable).parent))
     if agentguard is None:
@@ -172,42 +181,68 @@ def main() -> None:
         env = snapshot(work / "snapshot")
         cold, code, cold_peak, cold_cpu = timed([*chatbound, "corpus"], work, env)
         warm, _, warm_peak, warm_cpu = timed([*chatbound, "corpus"], work, env)
-        theirs, their_code, their_peak, their_cpu = timed([agentguard, "--no-config", "--no-costs", "-f", "json", "corpus"], work)
+        theirs, their_code, their_peak, their_cpu = timed(
+            [agentguard, "--no-config", "--no-costs", "-f", "json", "corpus"], work
+        )
 
         rules = select_rules()
         options = rule_options(Settings())
         parsed = [path for path in files if rules_to_run(path.read_bytes(), rules, options)[0]]
         parsed_lines = sum(path.read_bytes().count(b"\n") for path in parsed)
         print(f"rules: {', '.join(rule.ID for rule in rules)}")
-        print(f"pre-check: {len(parsed)} of {len(files)} files parsed ({parsed_lines:,} lines); "
-              + ("every rule declares TRIGGERS" if all(r.TRIGGERS is not None for r in rules) else "a rule without TRIGGERS: every file"))
+        print(
+            f"pre-check: {len(parsed)} of {len(files)} files parsed ({parsed_lines:,} lines); "
+            + (
+                "every rule declares TRIGGERS"
+                if all(r.TRIGGERS is not None for r in rules)
+                else "a rule without TRIGGERS: every file"
+            )
+        )
         print()
-        print(f"chatbound cold (fresh cache)   {cold:8.2f} s  {lines / cold:10,.0f} lines/s  CPU {cold_cpu:7.1f} s  "
-              f"exit {code}  peak {cold_peak} MB")
-        print(f"chatbound warm (re-run)        {warm:8.2f} s  {lines / warm:10,.0f} lines/s  CPU {warm_cpu:7.1f} s  "
-              f"peak {warm_peak} MB")
-        print(f"agentguard-lint                {theirs:8.2f} s  {lines / theirs:10,.0f} lines/s  CPU {their_cpu:7.1f} s  "
-              f"exit {their_code}  peak {their_peak} MB")
+        print(
+            f"chatbound cold (fresh cache)   {cold:8.2f} s  {lines / cold:10,.0f} lines/s  CPU {cold_cpu:7.1f} s  "
+            f"exit {code}  peak {cold_peak} MB"
+        )
+        print(
+            f"chatbound warm (re-run)        {warm:8.2f} s  {lines / warm:10,.0f} lines/s  CPU {warm_cpu:7.1f} s  "
+            f"peak {warm_peak} MB"
+        )
+        print(
+            f"agentguard-lint                {theirs:8.2f} s  {lines / theirs:10,.0f} lines/s  CPU {their_cpu:7.1f} s  "
+            f"exit {their_code}  peak {their_peak} MB"
+        )
         print()
-        print(f"cold / agentguard-lint         {cold / theirs:8.2f}   (target <= 0.50; CPU time {cold_cpu / their_cpu:.2f})")
-        print(f"warm / cold                    {warm / cold:8.1%}   (target <= 5 %; CPU time {warm_cpu / cold_cpu:.1%})")
+        print(
+            f"cold / agentguard-lint         {cold / theirs:8.2f}   (target <= 0.50; CPU time {cold_cpu / their_cpu:.2f})"
+        )
+        print(
+            f"warm / cold                    {warm / cold:8.1%}   (target <= 5 %; CPU time {warm_cpu / cold_cpu:.1%})"
+        )
         megabytes = sum(path.stat().st_size for path in files) / MB
         cap = Settings().project_max_mb
         seconds, linked = project_pass(corpus, max(cap, math.ceil(megabytes)))
-        print(f"project pass                   {seconds:8.2f} s  {seconds / cold_cpu:8.1%} of cold CPU  "
-              f"({linked} files rest on other modules; another cold run, in this process)")
+        print(
+            f"project pass                   {seconds:8.2f} s  {seconds / cold_cpu:8.1%} of cold CPU  "
+            f"({linked} files rest on other modules; another cold run, in this process)"
+        )
         if megabytes > cap:
-            print(f"                               off in the runs above: {megabytes:.1f} MB of modules is above "
-                  f"project-max-mb = {cap}; forced on for this line")
+            print(
+                f"                               off in the runs above: {megabytes:.1f} MB of modules is above "
+                f"project-max-mb = {cap}; forced on for this line"
+            )
         sample = random.Random(0).sample(parsed, args.sample) if 0 < args.sample < len(parsed) else parsed
         if sample:
             sample_lines = sum(path.read_bytes().count(b"\n") for path in sample)
             parse, analysis, failed = parse_versus_analysis(sample)
             print(f"timed serially in this process: {len(sample)} of the parsed files ({sample_lines:,} lines)")
-            print(f"bare LibCST parse              {parse:8.2f} s  {sample_lines / parse:10,.0f} lines/s  ({failed} fail to parse)")
+            print(
+                f"bare LibCST parse              {parse:8.2f} s  {sample_lines / parse:10,.0f} lines/s  ({failed} fail to parse)"
+            )
             print(f"chatbound analysis             {analysis:8.2f} s  {sample_lines / analysis:10,.0f} lines/s")
-            print(f"analysis / bare parse          {analysis / parse:8.2f}   (target <= 1.20; rules alone "
-                  f"{(analysis - parse) / parse:.2f}x the parse)")
+            print(
+                f"analysis / bare parse          {analysis / parse:8.2f}   (target <= 1.20; rules alone "
+                f"{(analysis - parse) / parse:.2f}x the parse)"
+            )
         print(f"peak RSS of this process       {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB")
 
 

@@ -8,21 +8,35 @@ import re
 import libcst as cst
 
 from chatbound import frameworks
-from chatbound.chat import CHAT_CALLS, ChatRule
+from chatbound.analysis.chat import CHAT_CALLS, ChatRule
+from chatbound.analysis.histories import History, Use, walk
+from chatbound.analysis.rule import Invalid
 from chatbound.findings import Severity
-from chatbound.project.model import Place
-from chatbound.histories import History, Use, walk
-from chatbound.messages import ast_callee_name, callee_name
-from chatbound.rule import Invalid
-from chatbound.sinks import dotted, keyword, positional, sink_of
-from chatbound.stdlib_tree import PythonTree
+from chatbound.syntax.messages import ast_callee_name, callee_name
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.vocabulary.sinks import dotted, keyword, positional, sink_of
+from chatbound.vocabulary.summaries import Place
 
 HANDOFF_VERBS = ("handoff", "hand_off", "escalate", "delegate", "dispatch", "forward", "transfer", "route_to")
 HANDOFF_NAME = re.compile(rf"^a?({'|'.join(HANDOFF_VERBS)})(_\w+)?$", re.I)
 # Who receives a handoff: a second agent or model, named for its role.
 SPECIALIST_WORDS = (
-    "specialist", "subagent", "sub_agent", "expert", "escalation", "supervisor", "worker", "reviewer",
-    "critic", "researcher", "child", "senior", "tier2", "tier_2", "human_agent", "second",
+    "specialist",
+    "subagent",
+    "sub_agent",
+    "expert",
+    "escalation",
+    "supervisor",
+    "worker",
+    "reviewer",
+    "critic",
+    "researcher",
+    "child",
+    "senior",
+    "tier2",
+    "tier_2",
+    "human_agent",
+    "second",
 )
 SPECIALIST = re.compile("|".join(SPECIALIST_WORDS), re.I)
 RUN_METHODS = frozenset(
@@ -172,9 +186,14 @@ class AgentOversizedHandoff(ChatRule):
         *frameworks.HANDOFF_TRIGGERS,
         re.compile(rb"\bRunner[\s)]*\."),
         # a specialist's run/invoke/chat: the receiver is named for its role
-        re.compile(rb"(?:%s)[\w\x80-\xff]*[\s)]*\.\s*(?:%s)[\s)]*\(" % (
-            b"|".join(w.encode() for w in SPECIALIST_WORDS), b"|".join(m.encode() for m in sorted(RUN_METHODS)),
-        ), re.I),
+        re.compile(
+            rb"(?:%s)[\w\x80-\xff]*[\s)]*\.\s*(?:%s)[\s)]*\("
+            % (
+                b"|".join(w.encode() for w in SPECIALIST_WORDS),
+                b"|".join(m.encode() for m in sorted(RUN_METHODS)),
+            ),
+            re.I,
+        ),
     )
 
     VALID = [
@@ -257,21 +276,24 @@ class AgentOversizedHandoff(ChatRule):
             "builder.add_node('billing', billing)\n"
             "builder.add_conditional_edges('desk', route)\n"
             "graph = builder.compile(checkpointer=MemorySaver())\n",
-            8, 26,
+            8,
+            26,
         ),
         # OpenAI Agents SDK: a bare agent in handoffs=[...] is a handoff with no input_filter
         Invalid(
             "from agents import Agent, Runner\n"
             "triage = Agent(name='triage', handoffs=[billing_agent])\n"
             "result = Runner.run_sync(triage, question, session=session)\n",
-            2, 41,
+            2,
+            41,
         ),
         # LangGraph: a Command that forwards the whole message list to the next agent
         Invalid(
             "from langgraph.types import Command\n"
             "def triage(state):\n"
             "    return Command(goto='billing', update={'messages': state['messages'] + [note]})\n",
-            3, 12,
+            3,
+            12,
         ),
         # a specialist class of the module whose handoff sends what it is given
         Invalid(
@@ -287,7 +309,8 @@ class AgentOversizedHandoff(ChatRule):
             "    def reply(self, q):\n"
             "        self.history.append({'role': 'user', 'content': q})\n"
             "        return self.specialist.handoff(self.history)\n",
-            12, 16,
+            12,
+            16,
         ),
         # several arguments, a copy without the system prompt
         Invalid(
@@ -300,7 +323,8 @@ class AgentOversizedHandoff(ChatRule):
             "    def reply(self, q, ticket):\n"
             "        self.messages.append({'role': 'user', 'content': q})\n"
             "        escalate_to_human(ticket.id, self.messages[1:], priority='high')\n",
-            9, 9,
+            9,
+            9,
         ),
         # a transcript() of the module's assistant, joined into text for a delegate that prompts with it
         Invalid(
@@ -318,25 +342,29 @@ class AgentOversizedHandoff(ChatRule):
             "def handle(assistant, specialist_llm):\n"
             "    text = '\\n'.join(f'{role}: {content}' for role, content in assistant.transcript())\n"
             "    return delegate(specialist_llm, task='refund', context=text)\n",
-            14, 12,
+            14,
+            12,
         ),
         Invalid(
             "from langgraph.types import Send\n"
             "def fan_out(state):\n"
             "    return [Send('expert', {'messages': state['messages']}) for _ in range(3)]\n",
-            3, 13,
+            3,
+            13,
         ),
         Invalid(
             "from agents import Runner\n"
             "async def escalate(triage_agent, billing_agent, question):\n"
             "    result = await Runner.run(triage_agent, question)\n"
             "    return await Runner.run(billing_agent, result.to_input_list())\n",
-            4, 18,
+            4,
+            18,
         ),
         Invalid(
             "from agents import Runner, handoff\nto_billing = handoff(agent=billing_agent)\n"
             "result = Runner.run_sync(desk, question, session=session)\n",
-            2, 14,
+            2,
+            14,
         ),
         Invalid(
             "import asyncio\n"
@@ -346,7 +374,8 @@ class AgentOversizedHandoff(ChatRule):
             "async def review(workers, sid):\n"
             "    history = sessions[sid]\n"
             "    return await asyncio.gather(*(w.ainvoke(history) for w in workers))\n",
-            7, 35,
+            7,
+            35,
         ),
     ]
 
@@ -365,8 +394,13 @@ class AgentOversizedHandoff(ChatRule):
         reported: set[int] = set()
         for handoff in frameworks.handoffs(facts):
             reported.add(id(handoff.node))
-            self.report(handoff.node, handoff.message, suggestion=handoff.advice, properties=handoff.properties,
-                        related=[self.related(node, message) for node, message in handoff.related])
+            self.report(
+                handoff.node,
+                handoff.message,
+                suggestion=handoff.advice,
+                properties=handoff.properties,
+                related=[self.related(node, message) for node, message in handoff.related],
+            )
         for call in candidates:
             if id(call) in reported:
                 continue
@@ -428,11 +462,14 @@ class AgentOversizedHandoff(ChatRule):
             return False
         key = history.storage.key
         for site, sink in self.facts.sites():
-            if site is not call and any(use.storage.key == key for a in sink.content for use in self.facts.whole_history_in(a)):
+            if site is not call and any(
+                use.storage.key == key for a in sink.content for use in self.facts.whole_history_in(a)
+            ):
                 return False
         return any(
             self._derives_from(value, call, 0)
-            for site in history.growth if isinstance(site, cst.CSTNode)
+            for site in history.growth
+            if isinstance(site, cst.CSTNode)
             for value in self.facts.growth_values(site)
         )
 
@@ -453,8 +490,11 @@ class AgentOversizedHandoff(ChatRule):
     def _bound_from(self, name: cst.Name) -> list[cst.CSTNode]:
         """What a local was bound from: its assignment, or the loop it is the variable of
         (`for m in result.new_messages(): h.append(m)`)."""
-        loops = [loop.iter for loop in self.facts.loops_of(name)
-                 if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name.value]
+        loops = [
+            loop.iter
+            for loop in self.facts.loops_of(name)
+            if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name.value
+        ]
         return [self.facts.assignment_before(name), *loops]
 
     def _fanned_out(self, call: cst.Call) -> bool:
@@ -465,7 +505,9 @@ class AgentOversizedHandoff(ChatRule):
                 if name == "gather":
                     return True
                 if name == "create_task":
-                    return any(isinstance(a, (cst.For, cst.ListComp, cst.GeneratorExp)) for a in self._ancestors(parent))
+                    return any(
+                        isinstance(a, (cst.For, cst.ListComp, cst.GeneratorExp)) for a in self._ancestors(parent)
+                    )
                 if parent.func is not call:
                     return False
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):

@@ -7,18 +7,16 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from chatbound import databases, frameworks
-from chatbound.chat import ChatRule, may_chat_tree
+from chatbound.analysis.chat import ChatRule, may_chat_tree
+from chatbound.analysis.histories import ChatFacts, Flow, walk
+from chatbound.analysis.histories.expiring import expiry_of, expiry_sentence
+from chatbound.analysis.histories.growth import growth_label
+from chatbound.analysis.rule import Invalid, Related
 from chatbound.findings import Severity
-from chatbound.histories import ChatFacts, Flow, walk
-from chatbound.histories.expiring import expiry_of, expiry_sentence
-from chatbound.histories.growth import growth_label
-from chatbound.memory_fixes import CHAT_SENDS, trims_chat
-from chatbound.memory_fixes import SUGGESTIONS as FRAMEWORK_ADVICE
-from chatbound.messages import callee_name, is_bounding_name, is_count_slice, is_whole_slice, string
-from chatbound.project.model import Place
-from chatbound.rule import Invalid, Related
-from chatbound.sinks import dotted, keyword, triggers
-from chatbound.stdlib_tree import PythonTree
+from chatbound.syntax.messages import callee_name, is_bounding_name, is_count_slice, is_whole_slice, string
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.vocabulary.sinks import dotted, keyword, triggers
+from chatbound.vocabulary.summaries import Place
 
 COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
 KIND = {
@@ -33,18 +31,18 @@ KIND = {
     "database": "read back whole on every call",
 }
 SUGGEST = {
-    "langchain": "Trim before the model: `trim_messages(max_tokens=..., strategy=\"last\", start_on=\"human\", "
+    "langchain": 'Trim before the model: `trim_messages(max_tokens=..., strategy="last", start_on="human", '
     "include_system=True)` in the chain, or ConversationSummaryBufferMemory / ConversationTokenBufferMemory.",
-    # the frameworks' own bounds, checked against their source (chatbound.memory_fixes)
-    "buffer": FRAMEWORK_ADVICE["buffer"],
-    "runnable": FRAMEWORK_ADVICE["runnable"],
-    "llama_index": FRAMEWORK_ADVICE["llama_index"],
+    # the frameworks' own bounds, checked against their source (chatbound.frameworks)
+    "buffer": frameworks.MEMORY_ADVICE["buffer"],
+    "runnable": frameworks.MEMORY_ADVICE["runnable"],
+    "llama_index": frameworks.MEMORY_ADVICE["llama_index"],
     "agents": frameworks.ADVICE["agents"],
     "pydantic_ai": frameworks.ADVICE["pydantic_ai"],
-    "semantic_kernel": FRAMEWORK_ADVICE["semantic_kernel"],
+    "semantic_kernel": frameworks.MEMORY_ADVICE["semantic_kernel"],
     "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
-    "genai-chat": FRAMEWORK_ADVICE["google-genai"],
-    "openai-responses": FRAMEWORK_ADVICE["openai-responses"],
+    "genai-chat": frameworks.MEMORY_ADVICE["google-genai"],
+    "openai-responses": frameworks.MEMORY_ADVICE["openai-responses"],
 }
 BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
@@ -641,7 +639,10 @@ class Assistant:
         self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
         return reply
 """,
-            8, 78, 8, 91,
+            8,
+            78,
+            8,
+            91,
         ),
         # a module-level list, AsyncOpenAI, [system] + history
         Invalid(
@@ -655,7 +656,8 @@ async def chat(text):
     reply = await client.chat.completions.create(model="gpt-4o-mini", messages=[SYSTEM] + HISTORY)
     HISTORY.append({"role": "assistant", "content": reply.choices[0].message.content})
 """,
-            7, 91,
+            7,
+            91,
         ),
         # a session-keyed dict through setdefault and a local alias (Anthropic)
         Invalid(
@@ -668,7 +670,8 @@ def reply(session_id, text):
     response = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=history)
     history.append({"role": "assistant", "content": response.content[0].text})
 """,
-            6, 91,
+            6,
+            91,
         ),
         # defaultdict(list) per user, LiteLLM
         Invalid(
@@ -681,7 +684,8 @@ def answer(user_id, text):
     chats[user_id].append({"role": "user", "content": text})
     return completion(model="gpt-4o-mini", messages=chats[user_id])
 """,
-            7, 53,
+            7,
+            53,
         ),
         # Streamlit session state, a comprehension over it
         Invalid(
@@ -697,7 +701,8 @@ if prompt := st.chat_input():
         stream=True,
     )
 """,
-            8, 73,
+            8,
+            73,
         ),
         # Chainlit user session, Mistral
         Invalid(
@@ -710,7 +715,8 @@ async def main(message):
     history.append({"role": "user", "content": message.content})
     response = await client.chat.stream_async(model="mistral-small-latest", messages=history)
 """,
-            7, 86,
+            7,
+            86,
         ),
         # Flask session, Cohere v2
         Invalid(
@@ -723,7 +729,8 @@ def chat():
     session["history"] = history
     return co.chat(model="command-r-plus", messages=[SYSTEM] + history).message.content[0].text
 """,
-            7, 64,
+            7,
+            64,
         ),
         # Gradio: the framework grows history; a derived local is sent (Ollama)
         Invalid(
@@ -737,7 +744,8 @@ def respond(message, history):
 
 gr.ChatInterface(respond, type="messages").launch()
 """,
-            6, 51,
+            6,
+            51,
         ),
         # a list kept across the turns of a chat loop
         Invalid(
@@ -750,7 +758,8 @@ def main():
         reply = client.chat.completions.create(model="gpt-4o", messages=messages)
         messages.append(reply.choices[0].message)
 """,
-            6, 73,
+            6,
+            73,
         ),
         # joined into the prompt text: reported at the history inside the join
         Invalid(
@@ -765,7 +774,8 @@ class Companion:
         with self.client.messages.stream(model="claude-sonnet-4-5", max_tokens=900, messages=[{"role": "user", "content": prompt}]) as s:
             return s.get_final_text()
 """,
-            6, 68,
+            6,
+            68,
         ),
         # a chat-message-history object per session, LangChain chat model
         Invalid(
@@ -778,7 +788,8 @@ async def chat(session_id, text):
     reply = await llm.ainvoke([INSTRUCTIONS] + history.messages)
     history.add_ai_message(reply.content)
 """,
-            6, 48,
+            6,
+            48,
         ),
         # LlamaIndex, growth through a private helper
         Invalid(
@@ -791,7 +802,8 @@ class Kiosk:
         self._remember("user", text)
         return self.llm.stream_chat(self.messages)
 """,
-            7, 37,
+            7,
+            37,
         ),
         # google-genai contents, a dataclass field
         Invalid(
@@ -804,7 +816,8 @@ def ask(room: Room, text):
     room.contents.append(types.Content(role="user", parts=[types.Part.from_text(text=text)]))
     return client.models.generate_content(model="gemini-2.0-flash", contents=room.contents)
 """,
-            7, 78,
+            7,
+            78,
         ),
         # Bedrock converse on a copy
         Invalid(
@@ -815,7 +828,8 @@ class Helper:
         conversation.append({"role": "user", "content": [{"text": text}]})
         return self.bedrock.converse(modelId=MODEL_ID, messages=conversation.copy())
 """,
-            5, 65,
+            5,
+            65,
         ),
         # Cohere v1 chat_history, a class attribute grown in a classmethod
         Invalid(
@@ -828,7 +842,8 @@ class Desk:
         reply = co.chat(message=text, chat_history=cls.chat_history)
         cls.chat_history += [{"role": "USER", "message": text}, {"role": "CHATBOT", "message": reply.text}]
 """,
-            6, 52,
+            6,
+            52,
         ),
         # Responses API input
         Invalid(
@@ -839,7 +854,8 @@ class Travel:
         response = self.client.responses.create(model="gpt-4o", input=self.items)
         self.items += response.output
 """,
-            4, 71,
+            4,
+            71,
         ),
         # built by a helper that returns the whole history
         Invalid(
@@ -852,7 +868,8 @@ class Expenses:
         self.turns.append({"role": "user", "content": text})
         return self.client.chat.completions.create(model="gpt-4o", messages=self._messages())
 """,
-            7, 77,
+            7,
+            77,
         ),
         # sent through a helper that takes the history as a parameter
         Invalid(
@@ -865,7 +882,8 @@ class Bot:
         self.history.append({"role": "user", "content": text})
         return self._complete(self.history)
 """,
-            7, 31,
+            7,
+            31,
         ),
         # Semantic Kernel ChatHistory appended forever
         Invalid(
@@ -879,7 +897,8 @@ class FaqBot:
         reply = await self.chat.get_chat_message_content(chat_history=self.history, settings=SETTINGS)
         self.history.add_message(reply)
 """,
-            7, 71,
+            7,
+            71,
         ),
         # Pydantic AI message_history grown with new_messages()
         Invalid(
@@ -892,7 +911,8 @@ async def ask(text):
     result = await agent.run(text, message_history=HISTORY)
     HISTORY.extend(result.new_messages())
 """,
-            6, 52,
+            6,
+            52,
         ),
         # Agents SDK: result.to_input_list() fed back as the next input
         Invalid(
@@ -903,7 +923,8 @@ class Thread:
         result = await Runner.run(self.agent, self.items + [{"role": "user", "content": text}])
         self.items = result.to_input_list()
 """,
-            4, 47,
+            4,
+            47,
         ),
         # a closure's list, kept between calls of the returned chat function
         Invalid(
@@ -919,7 +940,8 @@ def make_bot(client):
 
     return ask
 """,
-            6, 69,
+            6,
+            69,
         ),
         # a missing entry defaulted with `h = d[k] = []`: the local is the entry
         Invalid(
@@ -933,7 +955,8 @@ def chat(user, text):
     thread.append({"role": "user", "content": text})
     return client.chat.completions.create(model="gpt-4o", messages=thread)
 """,
-            8, 68,
+            8,
+            68,
         ),
         # read through a property that returns the private list
         Invalid(
@@ -947,7 +970,8 @@ class Tutor:
         self._history.append({"role": "user", "content": text})
         return self.client.messages.create(model=MODEL, max_tokens=500, messages=self.history)
 """,
-            8, 82,
+            8,
+            82,
         ),
         # loaded from a store and saved back whole: outlives the request
         Invalid(
@@ -958,7 +982,8 @@ def chat(uid, text):
     reply = client.chat.completions.create(model="gpt-4o", messages=history)
     store.set(uid, json.dumps(history))
 """,
-            4, 69,
+            4,
+            69,
         ),
         # a MongoDB document's history read whole, grown and set back (the store is named)
         Invalid(
@@ -970,7 +995,8 @@ def chat(uid, text):
     reply = client.chat.completions.create(model="gpt-4o", messages=history)
     chats.update_one({"_id": uid}, {"$set": {"history": history}}, upsert=True)
 """,
-            5, 69,
+            5,
+            69,
         ),
         # a Redis list read whole after each push
         Invalid(
@@ -980,7 +1006,8 @@ def chat(uid, text):
     history = [json.loads(m) for m in r.lrange(f"chat:{uid}", 0, -1)]
     return client.chat.completions.create(model="gpt-4o", messages=history)
 """,
-            4, 68,
+            4,
+            68,
         ),
         # a SQL table read with no LIMIT, the new turn inserted
         Invalid(
@@ -990,7 +1017,8 @@ def chat(conn, chat_id, text):
     rows = conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (chat_id,)).fetchall()
     return client.chat.completions.create(model="gpt-4o", messages=[{"role": r, "content": c} for r, c in rows])
 """,
-            4, 107,
+            4,
+            107,
         ),
         # a module global rebound inside the chat function
         Invalid(
@@ -1002,7 +1030,8 @@ def chat(text):
     HISTORY = HISTORY + [{"role": "user", "content": text}]
     return ollama.chat(model="llama3.1", messages=HISTORY)
 """,
-            6, 51,
+            6,
+            51,
         ),
         # framework memories that keep everything
         Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
@@ -1020,7 +1049,8 @@ builder.add_node("chatbot", chatbot)
 builder.add_edge(START, "chatbot")
 graph = builder.compile(checkpointer=MemorySaver())
 """,
-            5, 37,
+            5,
+            37,
         ),
         # a LangChain v1 agent whose summarization has no trigger: it never summarizes
         Invalid(
@@ -1030,7 +1060,8 @@ from langchain.agents.middleware import SummarizationMiddleware
 agent = create_agent("openai:gpt-4o", tools=TOOLS, checkpointer=saver,
                      middleware=[SummarizationMiddleware(model="openai:gpt-4o-mini")])
 """,
-            3, 9,
+            3,
+            9,
         ),
         Invalid(
             """\
@@ -1039,14 +1070,16 @@ session = SQLiteSession("room-7", "rooms.db")
 async def ask(text):
     return await Runner.run(agent, text, session=session)
 """,
-            2, 11,
+            2,
+            11,
         ),
         Invalid(
             """\
 chain = prompt | llm
 with_history = RunnableWithMessageHistory(chain, get_history, input_messages_key="question", history_messages_key="history")
 """,
-            2, 16,
+            2,
+            16,
         ),
         Invalid(
             """\
@@ -1056,7 +1089,8 @@ def ask(room_id, text):
         rooms[room_id] = client.chats.create(model="gemini-2.0-flash")
     return rooms[room_id].send_message(text).text
 """,
-            4, 26,
+            4,
+            26,
         ),
         Invalid(
             """\
@@ -1065,7 +1099,8 @@ class Mentor:
         response = self.client.responses.create(model="gpt-4o", input=text, previous_response_id=self.last_id)
         self.last_id = response.id
 """,
-            3, 98,
+            3,
+            98,
         ),
     ]
 
@@ -1082,8 +1117,13 @@ class Mentor:
             if id(call) not in reported:
                 self._framework_memory(facts, call)
         for kept in frameworks.memories(facts):
-            self.report(kept.node, f"{kept.message}, {COST}.", suggestion=kept.advice, properties=kept.properties,
-                        related=[self.related(node, message) for node, message in kept.related])
+            self.report(
+                kept.node,
+                f"{kept.message}, {COST}.",
+                suggestion=kept.advice,
+                properties=kept.properties,
+                related=[self.related(node, message) for node, message in kept.related],
+            )
 
     # --- plain histories ---------------------------------------------------------------------
 
@@ -1103,8 +1143,10 @@ class Mentor:
         lines = sorted({self.span(g).line for g in here if not isinstance(g, cst.FunctionDef)})
         where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
         if elsewhere:
-            where = f" (in {elsewhere[0].path}, line{'s' if len(elsewhere) > 1 else ''} "\
-                    f"{', '.join(str(g.span.line) for g in elsewhere)})"
+            where = (
+                f" (in {elsewhere[0].path}, line{'s' if len(elsewhere) > 1 else ''} "
+                f"{', '.join(str(g.span.line) for g in elsewhere)})"
+            )
         database = history.storage.kind == "database"
         named = databases.describe(history.storage.key) if database else f"`{stored}`"
         subject = f"`{stored}`" if label == stored and not database else f"`{label}` carries {named}, which"
@@ -1112,8 +1154,10 @@ class Mentor:
         whole = f"whole to {sink.api} (in {flow.elsewhere[0].path})" if flow.elsewhere else f"whole to {sink.api}"
         copy = next((p for p in map(facts.parent, use.via) if isinstance(p, cst.Subscript) and is_whole_slice(p)), None)
         if isinstance(sliced, cst.Subscript) and sliced.value is use.node and is_whole_slice(sliced):
-            sent = (f"is sent to {sink.api} as `{facts.code(sliced)}`, a slice that drops a fixed few items and "
-                    "still grows with the session (it does not bound it)")
+            sent = (
+                f"is sent to {sink.api} as `{facts.code(sliced)}`, a slice that drops a fixed few items and "
+                "still grows with the session (it does not bound it)"
+            )
         elif copy is not None:  # `recent = history[2:]`: a copy kept under another name
             subject = f"`{label}` is `{facts.code(copy)}`, a copy that drops a fixed few items of `{stored}`, which"
             sent = f"the copy, which grows with it (it does not bound it), is sent {whole}"
@@ -1136,15 +1180,24 @@ class Mentor:
         for place in flow.elsewhere:
             related.append(self.related(place, f"`{label}` is sent whole to {sink.api} here"))
         framework = sink.framework
-        returned = _sent_inside(facts, flow) if isinstance(use.node, cst.Name) and any(
-            call is flow.site for _, call in facts.round_trips(use.node.value)) else None
+        returned = (
+            _sent_inside(facts, flow)
+            if isinstance(use.node, cst.Name)
+            and any(call is flow.site for _, call in facts.round_trips(use.node.value))
+            else None
+        )
         if returned is not None:  # where the fix bounds it: the list kept and returned stays whole
-            related.append(self.related(returned, f"`{facts.code(returned)}` is sent whole here, in "
-                                                   f"`{callee_name(flow.site)}()`"))
-        suggestion = frameworks.ADVICE.get(history.storage.kind) or SUGGEST.get(framework) or (
-            f"Send a bounded view and keep the history intact: `bounded_view({label if database else stored}, "
-            "last_turns=10)` (`from chatbound.compaction import bounded_view`) in place of the whole list"
-            f"{'; ' + databases.advice(history.storage.key) if database else ''}; memory is what you pay to send."
+            related.append(
+                self.related(returned, f"`{facts.code(returned)}` is sent whole here, in `{callee_name(flow.site)}()`")
+            )
+        suggestion = (
+            frameworks.ADVICE.get(history.storage.kind)
+            or SUGGEST.get(framework)
+            or (
+                f"Send a bounded view and keep the history intact: `bounded_view({label if database else stored}, "
+                "last_turns=10)` (`from chatbound.compaction import bounded_view`) in place of the whole list"
+                f"{'; ' + databases.advice(history.storage.key) if database else ''}; memory is what you pay to send."
+            )
         )
         self.report(
             use.node,
@@ -1171,25 +1224,46 @@ class Mentor:
     def _framework_memory(self, facts: ChatFacts, call: cst.Call) -> None:
         name = callee_name(call)
         if name in BUFFER_MEMORIES:
-            self._report_memory(call, f"`{name}` keeps every message and puts all of it into each prompt, {COST}.",
-                                "langchain", name)
+            self._report_memory(
+                call, f"`{name}` keeps every message and puts all of it into each prompt, {COST}.", "langchain", name
+            )
         elif name in UNBOUNDED_CHAINS and keyword(call, "memory") is None:
-            self._report_memory(call, f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every "
-                                f"earlier message on each call, {COST}.", "langchain", name)
+            self._report_memory(
+                call,
+                f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every "
+                f"earlier message on each call, {COST}.",
+                "langchain",
+                name,
+            )
         elif name == "RunnableWithMessageHistory" and call.args and not self._has_trimmer(facts, call):
-            self._report_memory(call, "`RunnableWithMessageHistory` loads the whole stored history into every call and "
-                                f"nothing in the chain trims it, {COST}.", "langchain", name)
+            self._report_memory(
+                call,
+                "`RunnableWithMessageHistory` loads the whole stored history into every call and "
+                f"nothing in the chain trims it, {COST}.",
+                "langchain",
+                name,
+            )
         elif self._is_kept_chat(facts, call):
-            self._report_memory(call, f"The chat object from `{facts.code(call.func)}` is kept per session and "
-                                f"re-sends its whole history on every `send_message`, {COST}.", "google-genai", name)
+            self._report_memory(
+                call,
+                f"The chat object from `{facts.code(call.func)}` is kept per session and "
+                f"re-sends its whole history on every `send_message`, {COST}.",
+                "google-genai",
+                name,
+            )
         elif name in ("create", "stream", "parse") and dotted(call.func)[-2:-1] == ["responses"]:
             self._previous_response_chain(facts, call)
 
     def _report_memory(self, node: cst.CSTNode, message: str, framework: str, kind: str) -> None:
         advice = {"ConversationBufferMemory": "buffer", "RunnableWithMessageHistory": "runnable"}.get(
-            kind, "genai-chat" if framework == "google-genai" else framework)
-        self.report(node, message, suggestion=SUGGEST[advice],
-                    properties={"history": kind, "framework": framework, "storage": "framework", "sink": kind})
+            kind, "genai-chat" if framework == "google-genai" else framework
+        )
+        self.report(
+            node,
+            message,
+            suggestion=SUGGEST[advice],
+            properties={"history": kind, "framework": framework, "storage": "framework", "sink": kind},
+        )
 
     def _has_trimmer(self, facts: ChatFacts, call: cst.Call) -> bool:
         """A trim step in the runnable, or a history class of this module that trims itself."""
@@ -1217,13 +1291,17 @@ class Mentor:
         parts = dotted(call.func)
         if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
             return False
-        sends = [c for c in facts.nodes.calls if callee_name(c) in CHAT_SENDS]
+        sends = [c for c in facts.nodes.calls if callee_name(c) in frameworks.CHAT_SENDS]
         if not sends or all(self._trimmed_before(facts, send) for send in sends):
             return False
         parent = facts.parent(call)
         if isinstance(parent, cst.Arg):
             holder = facts.parent(parent)
-            return isinstance(holder, cst.Call) and callee_name(holder) == "setdefault" and facts.storage_of(holder) is not None
+            return (
+                isinstance(holder, cst.Call)
+                and callee_name(holder) == "setdefault"
+                and facts.storage_of(holder) is not None
+            )
         if isinstance(parent, cst.Assign):
             return any(facts.storage_of(t.target) is not None for t in parent.targets)
         return False
@@ -1231,16 +1309,22 @@ class Mentor:
     def _trimmed_before(self, facts: ChatFacts, send: cst.Call) -> bool:
         """The statement before the one holding ``send`` trims the chat's own history
         (`chat.history = bounded_view(chat.history, last_turns=10)`)."""
-        statement = next((a for a in facts.ancestors(send) if isinstance(a, (cst.SimpleStatementLine, cst.Lambda))), None)
+        statement = next(
+            (a for a in facts.ancestors(send) if isinstance(a, (cst.SimpleStatementLine, cst.Lambda))), None
+        )
         block = facts.parent(statement) if statement is not None else None
         body = list(getattr(block, "body", ()))
         if not isinstance(send.func, cst.Attribute) or statement not in body or body.index(statement) == 0:
             return False
-        return trims_chat(body[body.index(statement) - 1], " ".join(facts.code(send.func.value).split()))
+        return frameworks.trims_chat(body[body.index(statement) - 1], " ".join(facts.code(send.func.value).split()))
 
     def _previous_response_chain(self, facts: ChatFacts, call: cst.Call) -> None:
         truncation = keyword(call, "truncation")
-        if truncation is not None and string(truncation.value) == "auto" or _compacts(keyword(call, "context_management")):
+        if (
+            truncation is not None
+            and string(truncation.value) == "auto"
+            or _compacts(keyword(call, "context_management"))
+        ):
             return
         for name in ("previous_response_id", "conversation"):
             arg = keyword(call, name)
@@ -1250,10 +1334,14 @@ class Mentor:
                 self.report(
                     arg.value,
                     f"`{name}={facts.code(arg.value)}` chains every turn onto the previous response without "
-                    f"`truncation=\"auto\"`: the server replays the whole conversation as input, {COST}.",
+                    f'`truncation="auto"`: the server replays the whole conversation as input, {COST}.',
                     suggestion=SUGGEST["openai-responses"],
-                    properties={"history": facts.code(arg.value), "framework": "openai", "storage": "server",
-                                "sink": "openai.responses.create"},
+                    properties={
+                        "history": facts.code(arg.value),
+                        "framework": "openai",
+                        "storage": "server",
+                        "sink": "openai.responses.create",
+                    },
                 )
                 return
 

@@ -8,13 +8,21 @@ import re
 
 import libcst as cst
 
-from chatbound.chat import ChatRule
+from chatbound.analysis.chat import ChatRule
+from chatbound.analysis.histories import ChatFacts, History, walk
+from chatbound.analysis.rule import Invalid
 from chatbound.findings import Severity
-from chatbound.histories import ChatFacts, History, walk
-from chatbound.messages import ROLE_CLASSES, ast_callee_name, callee_name, is_count_slice, slice_of, string, window_triggers
-from chatbound.rule import Invalid
-from chatbound.sinks import keyword, positional, triggers
-from chatbound.stdlib_tree import PythonTree
+from chatbound.syntax.messages import (
+    ROLE_CLASSES,
+    ast_callee_name,
+    callee_name,
+    is_count_slice,
+    slice_of,
+    string,
+    window_triggers,
+)
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.vocabulary.sinks import keyword, positional, triggers
 
 LIST_COPIES = ("list", "tuple", "copy", "deepcopy")
 TOOL_CALLS = ("bind_tools", "bind_functions", "create_tool_calling_agent", "create_react_agent")
@@ -23,7 +31,9 @@ SUGGESTION = (
     "(`from chatbound.compaction import bounded_view`) keeps the system message and whole turns, so a tool "
     "result never loses its call."
 )
-TRIM_SUGGESTION = 'Pass `start_on="human"` and `include_system=True` so the window starts at a user turn and keeps the system prompt.'
+TRIM_SUGGESTION = (
+    'Pass `start_on="human"` and `include_system=True` so the window starts at a user turn and keeps the system prompt.'
+)
 
 
 def has_count_window(tree: PythonTree) -> bool:
@@ -126,6 +136,7 @@ class MemoryWindowSplitsTurn(ChatRule):
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
         """Most files with a model call hold no count window, and nothing to report here."""
         return has_count_window(tree)
+
     NAME = "memory-window-splits-turn"
     SEVERITY = Severity.MEDIUM
     SUMMARY = "A message-count window can cut a tool call from its result or drop the system prompt."
@@ -242,7 +253,8 @@ graph = StateGraph(MessagesState)
 graph.add_node("agent", agent)
 graph.add_node("tools", ToolNode(TOOLS))
 """,
-            5, 39,
+            5,
+            39,
         ),
         # a slice at the send over tool traffic
         Invalid(
@@ -254,7 +266,10 @@ class Triage:
         self.messages.append(response.choices[0].message)
         self.messages.append({"role": "tool", "tool_call_id": "call_1", "content": "done"})
 """,
-            4, 91, 4, 110,
+            4,
+            91,
+            4,
+            110,
         ),
         # deque(maxlen=N) holding Anthropic tool_use / tool_result turns
         Invalid(
@@ -271,7 +286,8 @@ class Floor:
         results = [{"type": "tool_result", "tool_use_id": b.id, "content": "ok"} for b in response.content]
         self.turns.append({"role": "user", "content": results})
 """,
-            4, 22,
+            4,
+            22,
         ),
         # del h[:-N] on a list whose index 0 is the system message
         Invalid(
@@ -285,7 +301,8 @@ class Buddy:
         del self.history[:-16]
         return self.client.chat.completions.create(model="gpt-4o", messages=self.history)
 """,
-            7, 9,
+            7,
+            9,
         ),
         # a reassigned window per session over tool messages
         Invalid(
@@ -297,7 +314,8 @@ async def handle(session_id, text):
     response = await litellm.acompletion(model="gpt-4o-mini", messages=SESSIONS[session_id], tools=TOOLS)
     SESSIONS[session_id].append({"role": "tool", "tool_call_id": "1", "content": "ok"})
 """,
-            4, 28,
+            4,
+            28,
         ),
         # trim_messages without start_on over tool messages
         Invalid(
@@ -312,7 +330,8 @@ class Shipping:
         self.messages.append(reply)
         self.messages.append(ToolMessage(content="ok", tool_call_id="1"))
 """,
-            3, 25,
+            3,
+            25,
         ),
         # trim_messages with include_system=False while the list starts with a SystemMessage
         Invalid(
@@ -325,7 +344,8 @@ class Coach:
         window = trim_messages(self.history, max_tokens=2000, strategy="last", token_counter=llm, start_on="human", include_system=False)
         return llm.invoke(window)
 """,
-            6, 18,
+            6,
+            18,
         ),
     ]
 
@@ -338,8 +358,12 @@ class Coach:
             for arg in sink.content:
                 for key, node in facts.bounded_views_in(arg):
                     history = facts.histories.get(key)
-                    if (history is not None and isinstance(node, cst.Subscript) and is_count_slice(node)
-                            and self._sent_as_messages(facts, node, site)):
+                    if (
+                        history is not None
+                        and isinstance(node, cst.Subscript)
+                        and is_count_slice(node)
+                        and self._sent_as_messages(facts, node, site)
+                    ):
                         self._check(facts, history, node, arg, seen)
         sent = {flow.history.storage.key for flow in facts.flows()}
         for history in list(facts.histories.values()):
@@ -371,7 +395,9 @@ class Coach:
                 break
         return node
 
-    def _check(self, facts: ChatFacts, history: History, node: cst.CSTNode, context: cst.CSTNode, seen: set[int]) -> None:
+    def _check(
+        self, facts: ChatFacts, history: History, node: cst.CSTNode, context: cst.CSTNode, seen: set[int]
+    ) -> None:
         if id(node) in seen:
             return
         seen.add(id(node))
@@ -380,8 +406,10 @@ class Coach:
         bound = facts.code(node)
         name = history.storage.label
         if history.tool_traffic:
-            why = (f"`{name}` holds tool calls and their results, so the window can start with a tool result "
-                   "whose call was cut (the API answers 400)")
+            why = (
+                f"`{name}` holds tool calls and their results, so the window can start with a tool result "
+                "whose call was cut (the API answers 400)"
+            )
         elif history.system_first and not self._keeps_head(facts, history, context):
             why = f"`{name}` starts with its system message, so the window drops the system prompt"
         else:
@@ -391,8 +419,12 @@ class Coach:
             f"`{bound}` bounds the history by a plain message count; {why}.",
             suggestion=SUGGESTION.format(history=name),
             related=[self.related(d, f"`{name}` is defined here") for d in history.definitions[:1]],
-            properties={"history": name, "bound": bound, "tool_traffic": history.tool_traffic,
-                        "system_first": history.system_first},
+            properties={
+                "history": name,
+                "bound": bound,
+                "tool_traffic": history.tool_traffic,
+                "system_first": history.system_first,
+            },
         )
 
     def _snapped_to_turn(self, facts: ChatFacts, node: cst.CSTNode) -> bool:
@@ -428,12 +460,17 @@ class Coach:
     def _check_trim(self, facts: ChatFacts, call: cst.Call) -> None:
         start_on = keyword(call, "start_on")
         include = keyword(call, "include_system")
-        starts_at_turn = start_on is not None and (string(start_on.value) in ("human", "user") or not string(start_on.value))
+        starts_at_turn = start_on is not None and (
+            string(start_on.value) in ("human", "user") or not string(start_on.value)
+        )
         keeps_system = include is not None and isinstance(include.value, cst.Name) and include.value.value == "True"
         messages = positional(call, 0) or keyword(call, "messages")
         if messages is not None:
-            histories = [facts.histories[u.storage.key] for u in facts.whole_history_in(messages.value)
-                         if u.storage.key in facts.histories]
+            histories = [
+                facts.histories[u.storage.key]
+                for u in facts.whole_history_in(messages.value)
+                if u.storage.key in facts.histories
+            ]
             tools = any(h.tool_traffic for h in histories)
             system = any(h.system_first for h in histories)
         else:

@@ -8,26 +8,25 @@ import re
 from dataclasses import replace
 
 import libcst as cst
-
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
 
 from chatbound import frameworks
-from chatbound.findings import Severity
-from chatbound.rule import Invalid, Option, Rule, Valid
-from chatbound.sinks import dotted
-from chatbound.messages import ast_callee_name, callee_name, string
-from chatbound.texts import Text, text_of, text_root
-from chatbound.precheck import literal_bytes
-from chatbound.project.imports import imports_of
-from chatbound.project.model import RemoteText
+from chatbound.analysis.project.imports import imports_of
+from chatbound.analysis.rule import Invalid, Option, Rule, Valid
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
-from chatbound.stdlib_tree import PythonTree
+from chatbound.findings import Severity
+from chatbound.syntax.bytescan import literal_bytes
+from chatbound.syntax.messages import ast_callee_name, callee_name, string
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.syntax.texts import Text, text_of, text_root
+from chatbound.vocabulary.sinks import dotted
+from chatbound.vocabulary.summaries import RemoteText
 
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
 PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
 SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
-READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.texts)
+READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.syntax.texts)
 IMPORTS = re.compile(rb"^[ \t]*(?:from|import)[ \t]", re.M)  # a prompt kept in another module
 
 
@@ -213,8 +212,12 @@ class PromptOversizedSystem(Rule):
         """A text over the limit needs that many bytes of string literals in the file (a token is
         at least a byte), unless it is read from a data file or imported from another module."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
-        return (READS_FILE.search(source) is not None or literal_bytes(source) > limit
-                or IMPORTS.search(source) is not None or any(p.search(source) for p in frameworks.PROMPT_FILES))
+        return (
+            READS_FILE.search(source) is not None
+            or literal_bytes(source) > limit
+            or IMPORTS.search(source) is not None
+            or any(p.search(source) for p in frameworks.PROMPT_FILES)
+        )
 
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
@@ -230,11 +233,23 @@ class PromptOversizedSystem(Rule):
             'messages = [{"role": "user", "content": "Summarize this long report of many pages"}]',
             options={"max-system-tokens": 3},
         ),
-        Valid('HELP_TEXT = """Usage: bot [options] ... many lines of command-line help ..."""', options={"max-system-tokens": 3}),
-        Valid('SUMMARY_PROMPT = "Summarize the conversation so far in five short bullet points."', options={"max-system-tokens": 3}),
-        Valid('USER_PROMPT_TEMPLATE = "Customer {customer} asks: {question}. Use the context below."', options={"max-system-tokens": 3}),
+        Valid(
+            'HELP_TEXT = """Usage: bot [options] ... many lines of command-line help ..."""',
+            options={"max-system-tokens": 3},
+        ),
+        Valid(
+            'SUMMARY_PROMPT = "Summarize the conversation so far in five short bullet points."',
+            options={"max-system-tokens": 3},
+        ),
+        Valid(
+            'USER_PROMPT_TEMPLATE = "Customer {customer} asks: {question}. Use the context below."',
+            options={"max-system-tokens": 3},
+        ),
         # an f-string counts only its literal parts: here they are short
-        Valid('def build(rules):\n    return [{"role": "system", "content": f"Rules:\\n{rules}"}]', options={"max-system-tokens": 3}),
+        Valid(
+            'def build(rules):\n    return [{"role": "system", "content": f"Rules:\\n{rules}"}]',
+            options={"max-system-tokens": 3},
+        ),
         # a path that is not a literal cannot be read; never guess
         Valid('SYSTEM_PROMPT = Path(os.environ["PROMPT_FILE"]).read_text()', options={"max-system-tokens": 1}),
         # Anthropic prompt caching: the block is billed at a fraction after the first call
@@ -246,14 +261,21 @@ class PromptOversizedSystem(Rule):
             ")\n",
             options={"max-system-tokens": 3},
         ),
-        Valid('SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."', options={"max-system-tokens": 12}),
+        Valid(
+            'SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."', options={"max-system-tokens": 12}
+        ),
         # a PROMPT constant that interpolates the request is a user-turn template
-        Valid('QA_PROMPT = """Context:\n{context_str}\nAnswer the question: {query_str}"""', options={"max-system-tokens": 3}),
+        Valid(
+            'QA_PROMPT = """Context:\n{context_str}\nAnswer the question: {query_str}"""',
+            options={"max-system-tokens": 3},
+        ),
         # a field whose name says prompt, bound to a builtin
         "from typing import Optional\nclass Image:\n    revised_prompt: Optional[str] = None\nSYSTEM_PROMPT = None\n",
         # named like a system prompt, but no model receives it
-        Valid('SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."\nprint(SYSTEM_PROMPT)\n',
-              options={"max-system-tokens": 5}),
+        Valid(
+            'SYSTEM_PROMPT = "You are a careful assistant. Answer in one paragraph."\nprint(SYSTEM_PROMPT)\n',
+            options={"max-system-tokens": 5},
+        ),
         # an ADK agent run as a tool of the served coordinator: one request, no conversation
         Valid(
             "from google.adk.agents import LlmAgent\n"
@@ -268,16 +290,24 @@ class PromptOversizedSystem(Rule):
         Invalid(
             "from crewai import Agent\n"
             "analyst = Agent(role='Analyst', goal='Size the market.', backstory='You are careful and thorough.')\n",
-            2, 11, options={"max-system-tokens": 5},
+            2,
+            11,
+            options={"max-system-tokens": 5},
         ),
         Invalid(
             'SYSTEM_PROMPT = """You are a careful assistant. Answer in one paragraph."""\n'
             'reply = client.messages.create(model="claude-haiku-4-5", system=SYSTEM_PROMPT, messages=history)\n',
-            1, 17, 1, 76, options={"max-system-tokens": 5},
+            1,
+            17,
+            1,
+            76,
+            options={"max-system-tokens": 5},
         ),
         Invalid(
             'messages = [{"role": "system", "content": "You are a careful assistant. Answer in one paragraph."}]',
-            1, 43, options={"max-system-tokens": 5},
+            1,
+            43,
+            options={"max-system-tokens": 5},
         ),
         # implicit concatenation and dedent, defined in a function: reported at the definition
         Invalid(
@@ -287,21 +317,29 @@ class PromptOversizedSystem(Rule):
             "        You are a careful assistant.\n"
             "        Answer in one paragraph.''').strip()\n"
             "    return client.messages.create(model='claude-haiku-4-5', system=rules, messages=[q])\n",
-            3, 29, options={"max-system-tokens": 5},
+            3,
+            29,
+            options={"max-system-tokens": 5},
         ),
         Invalid(
             "from langchain_core.messages import SystemMessage\n"
             'msg = SystemMessage(content="You are a careful assistant. " "Answer in one paragraph.")\n',
-            2, 29, options={"max-system-tokens": 5},
+            2,
+            29,
+            options={"max-system-tokens": 5},
         ),
         Invalid(
             'prompt = ChatPromptTemplate.from_messages([("system", BASE + " Answer in one paragraph."), ("human", "{q}")])\n'
             'BASE = "You are a careful assistant."\n',
-            1, 55, options={"max-system-tokens": 5},
+            1,
+            55,
+            options={"max-system-tokens": 5},
         ),
         Invalid(
             'agent = Agent(name="triage", instructions=f"You are a careful assistant. Answer in one paragraph. {extra}")',
-            1, 43, options={"max-system-tokens": 5},
+            1,
+            43,
+            options={"max-system-tokens": 5},
         ),
         # the ADK app's served agent, and the specialist it transfers the conversation to
         Invalid(
@@ -310,7 +348,9 @@ class PromptOversizedSystem(Rule):
             'billing = LlmAgent(name="billing", instruction=BILLING)\n'
             'coordinator = LlmAgent(name="coordinator", instruction="Route.", sub_agents=[billing])\n'
             "root_agent = coordinator\n",
-            2, 11, options={"max-system-tokens": 5},
+            2,
+            11,
+            options={"max-system-tokens": 5},
         ),
     ]
 
@@ -362,7 +402,9 @@ class PromptOversizedSystem(Rule):
         if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
             self.assembled.append(node)
         instructions = [keywords[k] for k in frameworks.INSTRUCTIONS if k in keywords]
-        if instructions and frameworks.instructed_agent({q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())}):
+        if instructions and frameworks.instructed_agent(
+            {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())}
+        ):
             self.agents.add(id(node))
             for content in instructions:
                 self._sent(content, node)
@@ -410,9 +452,14 @@ class PromptOversizedSystem(Rule):
             _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
             kinds.add(kind)
             uses.append(use)
-        sent = [(text, uses) for text, kinds, uses in texts.values() if "sent" in kinds and self._may_exceed(text.value)]
-        remote_sent = [(remote, uses) for remote, (kinds, uses) in imported.items()
-                       if "sent" in kinds and self._may_exceed(remote.value)]
+        sent = [
+            (text, uses) for text, kinds, uses in texts.values() if "sent" in kinds and self._may_exceed(text.value)
+        ]
+        remote_sent = [
+            (remote, uses)
+            for remote, (kinds, uses) in imported.items()
+            if "sent" in kinds and self._may_exceed(remote.value)
+        ]
         if not sent and not remote_sent:
             return
         encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
@@ -436,8 +483,11 @@ class PromptOversizedSystem(Rule):
         if any(isinstance(e, cst.StarredElement) for e in listed.elements):
             return True
         joined = self.get_metadata(ParentNodeProvider, listed, None)
-        return (isinstance(joined, cst.BinaryOperation) and isinstance(joined.operator, cst.Add)
-                and not isinstance(joined.right if joined.left is listed else joined.left, cst.List))
+        return (
+            isinstance(joined, cst.BinaryOperation)
+            and isinstance(joined.operator, cst.Add)
+            and not isinstance(joined.right if joined.left is listed else joined.left, cst.List)
+        )
 
     def _may_exceed(self, text: str) -> bool:
         """A text of no more bytes than the limit holds no more tokens (a token is at least a
@@ -457,13 +507,19 @@ class PromptOversizedSystem(Rule):
             text, what = Text(value, call), f"System prompt (`role` + `goal` + `backstory` of its entry in {path})"
         else:
             parts = frameworks.system_parts(qualified, call) or {}
-            found = {name: text_of(self, expression) for name, expression in parts.items()
-                     if not (isinstance(expression, cst.Name) and expression.value not in self.assigned)}
+            found = {
+                name: text_of(self, expression)
+                for name, expression in parts.items()
+                if not (isinstance(expression, cst.Name) and expression.value not in self.assigned)
+            }
             known = [text for text in found.values() if text is not None]
             if not known:
                 return
-            text = Text("\n".join(t.value for t in known), call,
-                        partial=len(known) < len(parts) or any(t.partial for t in known))
+            text = Text(
+                "\n".join(t.value for t in known),
+                call,
+                partial=len(known) < len(parts) or any(t.partial for t in known),
+            )
             what = f"System prompt ({' + '.join(f'`{name}`' for name in parts)} of `{callee_name(call)}(...)`)"
         if not self._may_exceed(text.value):
             return
@@ -471,8 +527,9 @@ class PromptOversizedSystem(Rule):
         count = encoder(text.value)
         if count > self.limit:
             at_least = "at least " if text.partial else ""
-            self._finding(call, f"{what} is {at_least}{count} tokens", count,
-                          encoder.encoding.removesuffix("_offline"), [])
+            self._finding(
+                call, f"{what} is {at_least}{count} tokens", count, encoder.encoding.removesuffix("_offline"), []
+            )
 
     def _imported_text(self, expression: cst.BaseExpression, use: cst.CSTNode) -> RemoteText | None:
         """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported
@@ -511,7 +568,9 @@ class PromptOversizedSystem(Rule):
         self._finding(
             use,
             f"System prompt `{self.context.module.code_for_node(use)}` (defined in {where}) is {at_least}{count} tokens",
-            count, encoding, [self.related(remote.place, "the text is defined here")],
+            count,
+            encoding,
+            [self.related(remote.place, "the text is defined here")],
         )
 
     def _finding(self, node: cst.CSTNode, what: str, count: int, encoding: str, related) -> None:

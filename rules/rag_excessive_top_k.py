@@ -7,17 +7,25 @@ import re
 
 import libcst as cst
 
-from chatbound.chat import ChatRule
-from chatbound.findings import Severity
-from chatbound.project.model import RemoteFunction
-from chatbound.retrieval import (
-    ANYWHERE, COUNT_ARGUMENT, PGVECTOR_LIMIT, RERANK_KEEP, RESULT_COUNT, VECTOR_STAGE,
-    Reach, RetrievalFacts, counts_asked, may_count,
+from chatbound.analysis.chat import ChatRule
+from chatbound.analysis.retrieval import (
+    ANYWHERE,
+    COUNT_ARGUMENT,
+    PGVECTOR_LIMIT,
+    RERANK_KEEP,
+    RESULT_COUNT,
+    VECTOR_STAGE,
+    Reach,
+    RetrievalFacts,
+    counts_asked,
+    may_count,
 )
-from chatbound.rule import Invalid, Option, Valid
-from chatbound.sinks import keyword
-from chatbound.values import Constant, constant
-from chatbound.stdlib_tree import PythonTree
+from chatbound.analysis.rule import Invalid, Option, Valid
+from chatbound.findings import Severity
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.syntax.values import Constant, constant
+from chatbound.vocabulary.sinks import keyword
+from chatbound.vocabulary.summaries import RemoteFunction
 
 DIGITS = re.compile(rb"\d[\d_]*[xXoObB]?")  # an int's digits, or the start of a 0x/0o/0b literal
 
@@ -96,9 +104,10 @@ class RagExcessiveTopK(ChatRule):
     TRIGGERS = (
         # similarity_search*, max_marginal_relevance_search* (and their a- twins) called
         re.compile(rb"(?:similarity_search|max_marginal_relevance_search)\w*[\s)]*\("),
-        re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(
-            name.encode() for name in (*COUNT_ARGUMENT, "as_retriever") if "search" not in name
-        )),
+        re.compile(
+            rb"\b(?:%s)[\s)]*\("
+            % b"|".join(name.encode() for name in (*COUNT_ARGUMENT, "as_retriever") if "search" not in name)
+        ),
         re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in (*ANYWHERE, *RESULT_COUNT, "collection_name"))),
         re.compile(rb"<->|<=>|<#>|<\+>"),
         re.compile(re.escape(VECTOR_STAGE.encode())),
@@ -128,8 +137,7 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
         "    context = '\\n'.join(d.page_content for d, score in hits if score > 0.8)\n"
         "    return llm.invoke(context)\n",
         # a vector-store test asks for many and never builds a prompt
-        "def test_search_returns_everything(store):\n"
-        "    assert len(store.similarity_search('cats', k=1000)) == 1000\n",
+        "def test_search_returns_everything(store):\n    assert len(store.similarity_search('cats', k=1000)) == 1000\n",
         # results handed to a module the analysis does not see
         "from .prompting import answer_from\n"
         "def answer(q):\n"
@@ -153,14 +161,16 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
         Invalid(
             "retriever = store.as_retriever(search_kwargs={'k': 20, 'fetch_k': 50})\n"
             "qa = RetrievalQA.from_chain_type(llm=llm, retriever=retriever)\n",
-            2, 53,
+            2,
+            53,
         ),
         Invalid(
             "TOP_K = 20\n\n"
             "def answer(q):\n"
             "    docs = store.max_marginal_relevance_search(q, k=TOP_K)\n"
             "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs}'}])\n",
-            5, 95,
+            5,
+            95,
         ),
         Invalid(
             "class Bot:\n"
@@ -169,15 +179,19 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "        return '\\n'.join(d.page_content for d in self.store.similarity_search(q, k=self.K))\n"
             "    def ask(self, q):\n"
             "        return self.llm.invoke(self.context(q) + q)\n",
-            6, 32,
+            6,
+            32,
         ),
         Invalid("engine = index.as_query_engine(similarity_top_k=15)", 1, 32),
-        Invalid("hits = collection.query(query_texts=[q], n_results=30)\nllm.invoke(str(hits['documents'][0]))\n", 2, 16),
+        Invalid(
+            "hits = collection.query(query_texts=[q], n_results=30)\nllm.invoke(str(hits['documents'][0]))\n", 2, 16
+        ),
         Invalid(
             "matches = pinecone_index.query(vector=v, top_k=50, include_metadata=True)\n"
             "texts = [m.metadata['text'] for m in matches.matches]\n"
             "llm.invoke('\\n'.join(texts))\n",
-            3, 22,
+            3,
+            22,
         ),
         Invalid(
             "hits = qdrant.query_points(collection_name='docs', query=v, limit=25)\n"
@@ -185,35 +199,42 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "for point in hits.points:\n"
             "    context += point.payload['text']\n"
             "llm.invoke(context)\n",
-            5, 12,
+            5,
+            12,
         ),
-        Invalid("hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)\nllm.invoke(f'{hits}')\n", 2, 15),
+        Invalid(
+            "hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)\nllm.invoke(f'{hits}')\n", 2, 15
+        ),
         Invalid("res = articles.query.near_text(query='cats', limit=16)\nllm.invoke(f'{res.objects}')\n", 2, 15),
         Invalid(
             "retriever = VectorIndexRetriever(index=index, similarity_top_k=10)\n"
             "engine = RetrieverQueryEngine.from_args(retriever)\n",
-            2, 41,
+            2,
+            41,
         ),
         Invalid(
             "def context(cur, v):\n"
-            "    cur.execute(\"SELECT text FROM docs ORDER BY embedding <-> %s LIMIT 30\", (v,))\n"
+            '    cur.execute("SELECT text FROM docs ORDER BY embedding <-> %s LIMIT 30", (v,))\n'
             "    rows = cur.fetchall()\n"
             "    return llm.invoke('\\n'.join(r[0] for r in rows))\n",
-            4, 47,
+            4,
+            47,
         ),
         # a reranker that still keeps too many does not excuse the first stage
         Invalid(
             "base = store.as_retriever(search_kwargs={'k': 30})\n"
             "retriever = ContextualCompressionRetriever(base_compressor=CohereRerank(top_n=20), base_retriever=base)\n"
             "chain = create_retrieval_chain(retriever, combine_docs_chain)\n",
-            3, 32,
+            3,
+            32,
         ),
         # MongoDB Atlas Vector Search: the stage's limit is how many documents come back
         Invalid(
             "pipeline = [{'$vectorSearch': {'path': 'v', 'queryVector': v, 'limit': 12}}, {'$project': {'text': 1}}]\n"
             "texts = [d['text'] for d in chunks.aggregate(pipeline)]\n"
             "llm.invoke('\\n'.join(texts))\n",
-            3, 22,
+            3,
+            22,
         ),
         # a cut that still keeps more than the limit
         Invalid("docs = store.similarity_search(q, k=40)[:20]\nllm.invoke(f'{docs}')\n", 2, 15),
@@ -308,7 +329,9 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
                 found.append((call, remote))
         return found
 
-    def _report(self, facts, node: cst.CSTNode, label: str, count_node: cst.CSTNode, found: Constant, count: int) -> None:
+    def _report(
+        self, facts, node: cst.CSTNode, label: str, count_node: cst.CSTNode, found: Constant, count: int
+    ) -> None:
         origin = f", from {found.source}" if found.source else ""
         related = []
         if node is not count_node:
@@ -319,7 +342,9 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
 
     def _report_imported(self, facts, reach: Reach, call: cst.Call, remote: RemoteFunction) -> None:
         asked = remote.retrieves.summary
-        related = [self.related(remote.retrieves.place, f"retrieval asks for {asked.count} results here ({asked.label})")]
+        related = [
+            self.related(remote.retrieves.place, f"retrieval asks for {asked.count} results here ({asked.label})")
+        ]
         if reach.node is not call:
             related.append(self.related(call, f"`{remote.name}()` returns them here"))
         origin = f"{asked.label}={asked.count} in `{remote.name}()` of {remote.path}"

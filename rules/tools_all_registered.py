@@ -12,32 +12,43 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from chatbound import frameworks, servertools, toollists
+from chatbound import frameworks
+from chatbound.analysis import servertools, toollists
+from chatbound.analysis.chat import ChatRule
+from chatbound.analysis.histories import walk
+from chatbound.analysis.project.imports import imports_of
+from chatbound.analysis.rule import Invalid, Option, Valid
+from chatbound.analysis.toollists import ROUTE_CALLS
+from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.findings import Severity
 from chatbound.frameworks import Server
-from chatbound.messages import ast_callee_name, callee_name, role_of
-from chatbound.chat import ChatRule
-from chatbound.rule import Invalid, Option, Valid
-from chatbound.texts import read_data_file, text_of
-from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
-from chatbound.histories import walk
-from chatbound.project.imports import imports_of
-from chatbound.project.model import RemoteToolList
-from chatbound.sinks import dotted, keyword
-from chatbound.toollists import ROUTE_CALLS
-from chatbound.values import bound_expression, grown_from
-from chatbound.stdlib_tree import PythonTree
+from chatbound.syntax.messages import ast_callee_name, callee_name, role_of
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.syntax.texts import read_data_file, text_of
+from chatbound.syntax.values import bound_expression, grown_from
+from chatbound.vocabulary.sinks import dotted, keyword
+from chatbound.vocabulary.summaries import RemoteToolList
 
 TOOL_KEYWORDS = ("tools", "functions")
 # callee -> index of the tools argument when passed positionally (None: keyword only)
 TOOL_TAKERS = {
-    "bind_tools": 0, "bind_functions": 0,
-    "create_react_agent": 1, "create_agent": 1, "create_tool_calling_agent": 1,
-    "create_openai_tools_agent": 1, "create_openai_functions_agent": 1,
-    "create_structured_chat_agent": 1, "initialize_agent": 0, "from_tools": 0,
-    "completion": None, "acompletion": None,  # litellm
-    "generate_content": None, "generate_content_async": None, "GenerateContentConfig": None,
-    "GenerativeModel": None, "Crew": None,
+    "bind_tools": 0,
+    "bind_functions": 0,
+    "create_react_agent": 1,
+    "create_agent": 1,
+    "create_tool_calling_agent": 1,
+    "create_openai_tools_agent": 1,
+    "create_openai_functions_agent": 1,
+    "create_structured_chat_agent": 1,
+    "initialize_agent": 0,
+    "from_tools": 0,
+    "completion": None,
+    "acompletion": None,  # litellm
+    "generate_content": None,
+    "generate_content_async": None,
+    "GenerateContentConfig": None,
+    "GenerativeModel": None,
+    "Crew": None,
 }
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
 TOOL_DECORATORS = ("tool", "function_tool")
@@ -66,12 +77,17 @@ def _may_bind_tools(node: ast.AST) -> bool:
             return False
         index = TOOL_TAKERS.get(name)
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        return (not keywords.isdisjoint((*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS))
-                or (index is not None and len(positional) > index))
+        return not keywords.isdisjoint((*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS)) or (
+            index is not None and len(positional) > index
+        )
     if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if isinstance(target, ast.Attribute) and target.attr in AGENT_TOOL_DECORATORS and isinstance(target.value, ast.Name):
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr in AGENT_TOOL_DECORATORS
+                and isinstance(target.value, ast.Name)
+            ):
                 return True
     return False
 
@@ -79,8 +95,10 @@ def _may_bind_tools(node: ast.AST) -> bool:
 def _may_spread_tools(tree: PythonTree) -> bool:
     """A call that may take tools given a dict of its arguments (`create(**api_args)`), in a
     module that puts tools into a dict (`api_args["tools"] = ...`, `{"tools": ...}`)."""
-    spreads = any(None in {k.arg for k in call.keywords} and takes_tools(ast_callee_name(call), ("model",))
-                  for call in tree.nodes(ast.Call))
+    spreads = any(
+        None in {k.arg for k in call.keywords} and takes_tools(ast_callee_name(call), ("model",))
+        for call in tree.nodes(ast.Call)
+    )
     keys = [d.slice for d in tree.nodes(ast.Subscript)] + [k for d in tree.nodes(ast.Dict) for k in d.keys]
     return spreads and any(isinstance(k, ast.Constant) and k.value in TOOL_KEYWORDS for k in keys)
 
@@ -99,10 +117,15 @@ class Tools:
     picked: bool = True  # hand-picked (a written list, an agent's own decorated tools), not gathered
 
     def __add__(self, other: Tools) -> Tools:
-        return Tools((self.elements or []) + (other.elements or []), partial=self.partial or other.partial,
-                     imported=self.imported + other.imported, servers=self.servers + other.servers,
-                     served=self.served + other.served, how=JOINED,
-                     picked=False)
+        return Tools(
+            (self.elements or []) + (other.elements or []),
+            partial=self.partial or other.partial,
+            imported=self.imported + other.imported,
+            servers=self.servers + other.servers,
+            served=self.served + other.served,
+            how=JOINED,
+            picked=False,
+        )
 
 
 class ToolsAllRegistered(ChatRule):
@@ -223,11 +246,13 @@ class ToolsAllRegistered(ChatRule):
         # a module offering a tool list: `ALL_TOOLS = [...]`, `def all_tools():` (where to look, not a finding)
         re.compile(rb"tools\w*\s*(?::[^=\n]*)?=\s*[\[{(]|\bdef\s+\w*tools\w*\s*\(", re.I),
         # a tools list passed positionally
-        re.compile(rb"\b(?:%s)[\s)]*\(" % b"|".join(
-            name.encode() for name, index in TOOL_TAKERS.items() if index is not None
-        )),
+        re.compile(
+            rb"\b(?:%s)[\s)]*\(" % b"|".join(name.encode() for name, index in TOOL_TAKERS.items() if index is not None)
+        ),
         re.compile(rb"@\s*\w+\s*\.\s*(?:%s)\b" % b"|".join(d.encode() for d in AGENT_TOOL_DECORATORS)),
-        re.compile(rb"\btools[\"']\s*[\]:]"),  # `api_args["tools"] = ...`, `{"tools": ...}`: a call given a dict of arguments
+        re.compile(
+            rb"\btools[\"']\s*[\]:]"
+        ),  # `api_args["tools"] = ...`, `{"tools": ...}`: a call given a dict of arguments
         *frameworks.TOOL_TRIGGERS,  # a framework's own keyword for tools (the Agents SDK's mcp_servers=)
     )
 
@@ -236,8 +261,11 @@ class ToolsAllRegistered(ChatRule):
         """Most files with a `tools=` or a tool list bind no tools to a model or agent (a list
         offered to other modules is read by the project pass, not here); one that lists a
         server's tools may describe them in a system prompt."""
-        return any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))) or any(
-            ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call)) or _may_spread_tools(tree)
+        return (
+            any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)))
+            or any(ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call))
+            or _may_spread_tools(tree)
+        )
 
     VALID = [
         # an MCP toolset that names the tools it offers
@@ -260,8 +288,11 @@ class ToolsAllRegistered(ChatRule):
         # Pydantic AI: a primary agent whose tools each run a specialist agent on a brief
         "from pydantic_ai import Agent\n"
         "primary = Agent('openai:gpt-4o')\n"
-        + "".join(f"s{i} = Agent('openai:gpt-4o-mini')\n@primary.tool_plain\nasync def use_s{i}(query: str) -> str:\n"
-                  f"    return (await s{i}.run(query)).output\n" for i in range(6)),
+        + "".join(
+            f"s{i} = Agent('openai:gpt-4o-mini')\n@primary.tool_plain\nasync def use_s{i}(query: str) -> str:\n"
+            f"    return (await s{i}.run(query)).output\n"
+            for i in range(6)
+        ),
         # a coordinator whose tools are specialists run as tools
         "planner = Agent(name='planner', tools=[AgentTool(agent=flights), AgentTool(agent=hotels),\n"
         "    AgentTool(agent=seats), billing.as_tool(tool_name='billing', tool_description='Bills.'), remember])\n",
@@ -289,7 +320,8 @@ class ToolsAllRegistered(ChatRule):
             "async def build(client, model):\n"
             "    tools = await client.get_tools()\n"
             "    return create_react_agent(model, tools)\n",
-            5, 38,
+            5,
+            38,
         ),
         Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
         Invalid(
@@ -298,23 +330,30 @@ class ToolsAllRegistered(ChatRule):
             "    messages=messages,\n"
             "    tools=[s1, s2, s3, s4, s5, s6, s7],\n"
             ")\n",
-            4, 5,
+            4,
+            5,
         ),
         # the list is a module constant: reported where it is attached
         Invalid(
             "from agents import Agent, function_tool\n"
             "TOOLS = [refund, invoice, seats, sso, export]\n"
             "agent = Agent(name='support', instructions='Help.', tools=TOOLS)\n",
-            3, 53,
+            3,
+            53,
         ),
-        Invalid("agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n", 1, 35),
+        Invalid(
+            "agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n",
+            1,
+            35,
+        ),
         # the lists of two agents joined for a third: every tool the app has
         Invalid(
             "BILLING = [refund, invoice, plan]\nACCOUNT = [reset_password, enable_sso, export]\n"
             "billing = Agent(name='billing', tools=BILLING)\n"
             "account = Agent(name='account', tools=ACCOUNT)\n"
             "desk = Agent(name='desk', tools=BILLING + ACCOUNT)\n",
-            5, 27,
+            5,
+            27,
         ),
         # what the module's helpers return, added up
         Invalid(
@@ -322,20 +361,23 @@ class ToolsAllRegistered(ChatRule):
             "def sensitive_tools():\n    return [refund, cancel]\n"
             "tools = safe_tools() + sensitive_tools()\n"
             "llm = ChatOpenAI(model='gpt-4o').bind_tools(tools)\n",
-            6, 45,
+            6,
+            45,
         ),
         Invalid(
             "import litellm\n"
             "SCHEMAS = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E}\n"
             "r = litellm.completion(model='gpt-4o', messages=m, tools=list(SCHEMAS.values()))\n",
-            3, 52,
+            3,
+            52,
         ),
         # Pydantic AI: every @agent.tool is offered on every run
         Invalid(
             "from pydantic_ai import Agent\n"
             "agent = Agent('openai:gpt-4o')\n"
             + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
-            2, 9,
+            2,
+            9,
         ),
     ]
 
@@ -393,7 +435,9 @@ class ToolsAllRegistered(ChatRule):
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
-        if takes_tools(callee_name(node), ("model",)) and any(a.star == "**" and isinstance(a.value, cst.Name) for a in node.args):
+        if takes_tools(callee_name(node), ("model",)) and any(
+            a.star == "**" and isinstance(a.value, cst.Name) for a in node.args
+        ):
             self.spread.append(node)
 
     def _spread_tools(self, call: cst.Call) -> list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]]:
@@ -433,9 +477,9 @@ class ToolsAllRegistered(ChatRule):
         if not takes_tools(name, keywords):
             return []
         own = [keywords[k] for k in frameworks.TOOL_KEYWORDS if k in keywords]
-        for keyword in TOOL_KEYWORDS:
-            if keyword in keywords:
-                return [keywords[keyword], *own]
+        for tool_keyword in TOOL_KEYWORDS:
+            if tool_keyword in keywords:
+                return [keywords[tool_keyword], *own]
         index = TOOL_TAKERS.get(name)
         positional = [a for a in call.args if a.keyword is None and not a.star]
         return [positional[index], *own] if index is not None and len(positional) > index else own
@@ -467,8 +511,9 @@ class ToolsAllRegistered(ChatRule):
                     served, servers = (served + (known,), servers) if known else (served, servers + (server,))
                 else:
                     elements.append(element.value)
-            return Tools(elements, partial=partial, imported=imported, servers=servers, served=served, how=how,
-                         picked=picked)
+            return Tools(
+                elements, partial=partial, imported=imported, servers=servers, served=served, how=how, picked=picked
+            )
         if isinstance(node, cst.Await):
             return self._tools(node.expression, depth)
         if isinstance(node, cst.Attribute) and node.attr.value == "tools":  # `(await session.list_tools()).tools`
@@ -508,18 +553,27 @@ class ToolsAllRegistered(ChatRule):
             return left + right
         if isinstance(node, cst.Dict):
             values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-            return Tools(values, partial=len(values) < len(node.elements), how="every value of a dict of tools",
-                         picked=False)
+            return Tools(
+                values, partial=len(values) < len(node.elements), how="every value of a dict of tools", picked=False
+            )
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             loop = node.for_in
             if loop.ifs or loop.inner_for_in is not None:
-                return self._listed_servers(node)  # a filter or a product: chosen, not all (or only named tools left out)
+                return self._listed_servers(
+                    node
+                )  # a filter or a product: chosen, not all (or only named tools left out)
             inner = self._tools(loop.iter, depth)
             if inner is None or inner.elements is None:
                 return None
-            return Tools(inner.elements, partial=inner.partial, imported=inner.imported, servers=inner.servers,
-                         served=inner.served,
-                         how=inner.how, picked=inner.picked)
+            return Tools(
+                inner.elements,
+                partial=inner.partial,
+                imported=inner.imported,
+                servers=inner.servers,
+                served=inner.served,
+                how=inner.how,
+                picked=inner.picked,
+            )
         if isinstance(node, cst.Call):
             server = frameworks.server_tools(self.imports, node)
             if server is not None:
@@ -549,7 +603,7 @@ class ToolsAllRegistered(ChatRule):
 
     def _listed_servers(self, node: cst.BaseExpression) -> Tools | None:
         """Every tool of MCP servers the module's own client code lists and hands on (a method
-        returning them, an attribute gathering them, a parameter given them): `chatbound.servertools`."""
+        returning them, an attribute gathering them, a parameter given them): `chatbound.analysis.servertools`."""
         if not self.lists_servers:
             return None
         found = self.server_tools.tools(node, self.chat_facts().function_of(self.attaching))
@@ -575,15 +629,25 @@ class ToolsAllRegistered(ChatRule):
             self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
         base = self.bindings.get(parts[0])
         if base is None and returned and len(parts) == 2:  # `client.start()` of `client = mcp_client.MCPClient()`
-            built = bound_expression(self, node.value) if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) else None
+            built = (
+                bound_expression(self, node.value)
+                if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                else None
+            )
             klass = dotted(built.func) if isinstance(built, cst.Call) else None
             base = ".".join((self.bindings[klass[0]], *klass[1:])) if klass and klass[0] in self.bindings else None
         remote = project.tool_lists.get(".".join((base, *parts[1:]))) if base is not None else None
         if remote is None or remote.summary.returned is not returned:
             return None
         what = f"everything `{'.'.join(parts)}()` returns" if returned else f"`{'.'.join(parts)}`"
-        return Tools([], partial=remote.summary.partial, imported=(remote,), servers=remote.summary.servers,
-                     how=f"{what}, built in `{remote.place.path}`", picked=False)
+        return Tools(
+            [],
+            partial=remote.summary.partial,
+            imported=(remote,),
+            servers=remote.summary.servers,
+            how=f"{what}, built in `{remote.place.path}`",
+            picked=False,
+        )
 
     # --- one finding per tool list ----------------------------------------------------
 
@@ -595,8 +659,12 @@ class ToolsAllRegistered(ChatRule):
             if tools is None or tools.elements is None:
                 continue  # a size the module does not show is never guessed from a name
             routes = len([e for e in tools.elements if self._routes(e)]) + sum(r.summary.routes for r in tools.imported)
-            count = (len(tools.elements) - routes + sum(r.summary.work + r.summary.routes for r in tools.imported)
-                     + sum(server.tools for server in tools.served))
+            count = (
+                len(tools.elements)
+                - routes
+                + sum(r.summary.work + r.summary.routes for r in tools.imported)
+                + sum(server.tools for server in tools.served)
+            )
             key = id(tools.definition) if tools.definition is not None else id(argument)
             attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
@@ -611,7 +679,12 @@ class ToolsAllRegistered(ChatRule):
         for node, tools, count, call, routes, key in attached:
             if key in reported or (count < self.limit and not tools.servers):
                 continue
-            if tools.picked and not tools.servers and not tools.served and (split or self._toolkit(tools, original_node)):
+            if (
+                tools.picked
+                and not tools.servers
+                and not tools.served
+                and (split or self._toolkit(tools, original_node))
+            ):
                 continue  # a set chosen for one job, not every tool the app has
             reported.add(key)
             self._report(node, tools, count, call, routes)
@@ -624,8 +697,13 @@ class ToolsAllRegistered(ChatRule):
         """Report where every tool of MCP servers is written into a system prompt a model is
         sent (`"\\n".join(t.format_for_llm() for t in all_tools)` in the system message)."""
         facts = self.chat_facts()
-        prompts = [(content, flow.site) for flow in facts.flows() for definition in flow.history.definitions
-                   if isinstance(definition, cst.CSTNode) for content in _system_contents(definition)]
+        prompts = [
+            (content, flow.site)
+            for flow in facts.flows()
+            for definition in flow.history.definitions
+            if isinstance(definition, cst.CSTNode)
+            for content in _system_contents(definition)
+        ]
         for site, sink in facts.sites():
             for arg in sink.content:
                 value = bound_expression(self, arg) if isinstance(arg, cst.Name) else arg
@@ -665,7 +743,11 @@ class ToolsAllRegistered(ChatRule):
             parts = [expr.left, expr.right]
         elif isinstance(expr, cst.Call) and callee_name(expr) == "join" and expr.args:
             joined = expr.args[0].value
-            listed = joined.for_in.iter if isinstance(joined, (cst.ListComp, cst.GeneratorExp)) and not joined.for_in.ifs else joined
+            listed = (
+                joined.for_in.iter
+                if isinstance(joined, (cst.ListComp, cst.GeneratorExp)) and not joined.for_in.ifs
+                else joined
+            )
             tools = self._tools(listed) if isinstance(listed, (cst.Name, cst.Attribute, cst.Await, cst.Call)) else None
             return (expr, tools) if tools is not None and tools.servers else None
         elif isinstance(expr, cst.Call) and callee_name(expr) == "format" and isinstance(expr.func, cst.Attribute):
@@ -679,7 +761,8 @@ class ToolsAllRegistered(ChatRule):
     def _signature(self, tools: Tools) -> frozenset[str]:
         """What a set holds, to tell two sets apart (the same list attached twice is one)."""
         return frozenset(self._code(e) for e in tools.elements or []) | frozenset(
-            f"{r.place.path}:{r.place.span.line}" for r in tools.imported)
+            f"{r.place.path}:{r.place.span.line}" for r in tools.imported
+        )
 
     def _toolkit(self, tools: Tools, module: cst.Module) -> str | None:
         """The one object most of the tools act on (a browser, a database pool, the run's state):
@@ -701,8 +784,11 @@ class ToolsAllRegistered(ChatRule):
             return self._objects(bound, depth + 1) if isinstance(bound, cst.Call) else set()
         if isinstance(element, cst.Call):
             found = set()
-            for argument in (a.value for a in element.args if isinstance(a.value, cst.Name)
-                             and a.value.value not in ("None", "True", "False")):
+            for argument in (
+                a.value
+                for a in element.args
+                if isinstance(a.value, cst.Name) and a.value.value not in ("None", "True", "False")
+            ):
                 function = self.functions.get(argument.value)
                 found |= self._objects(argument, depth + 1) if function is not None else {argument.value}
             return found
@@ -714,10 +800,16 @@ class ToolsAllRegistered(ChatRule):
         by the functions it registers (`@mcp.tool`). None when the server's source is elsewhere."""
         params = server.args[0].value if server.args else None
         params = bound_expression(self, params) if isinstance(params, cst.Name) else params
-        args = next((a.value for a in params.args if a.keyword and a.keyword.value == "args"), None) if isinstance(
-            params, cst.Call) else None
+        args = (
+            next((a.value for a in params.args if a.keyword and a.keyword.value == "args"), None)
+            if isinstance(params, cst.Call)
+            else None
+        )
         items = [e.value for e in args.elements] if isinstance(args, (cst.List, cst.Tuple)) else []
-        flag = next((i for i, item in enumerate(items) if isinstance(item, cst.SimpleString) and item.evaluated_value == "-c"), None)
+        flag = next(
+            (i for i, item in enumerate(items) if isinstance(item, cst.SimpleString) and item.evaluated_value == "-c"),
+            None,
+        )
         if flag is None or flag + 1 >= len(items):
             return None
         script = items[flag + 1]
@@ -788,7 +880,11 @@ class ToolsAllRegistered(ChatRule):
         if isinstance(parent, cst.Element):
             unpacked = self.get_metadata(ParentNodeProvider, parent, None)
             assign = self.get_metadata(ParentNodeProvider, self.get_metadata(ParentNodeProvider, unpacked, None), None)
-            if isinstance(unpacked, (cst.Tuple, cst.List)) and unpacked.elements[0] is parent and isinstance(assign, cst.Assign):
+            if (
+                isinstance(unpacked, (cst.Tuple, cst.List))
+                and unpacked.elements[0] is parent
+                and isinstance(assign, cst.Assign)
+            ):
                 return assign.value
         return None
 
@@ -797,14 +893,21 @@ class ToolsAllRegistered(ChatRule):
         if tools.servers:
             servers = " and ".join(dict.fromkeys(tools.servers))
             more = f", and {count} more tool{'s' if count != 1 else ''}," if count else ""
-            what = f"{servers[0].upper()}{servers[1:]}{more} {'are' if count or len(tools.servers) > 1 else 'is'} attached"
+            what = (
+                f"{servers[0].upper()}{servers[1:]}{more} {'are' if count or len(tools.servers) > 1 else 'is'} attached"
+            )
         if routes:
             what += f" (and {routes} handoff{'s' if routes > 1 else ''} to other agents, counted apart)"
         work = [e for e in tools.elements or [] if not self._routes(e)]
-        schema = self._schema_note(work, count) + (" (how many tools the server offers is known only when it runs)"
-                                                   if tools.servers else "") + "".join(
-            f" (the {s.name} MCP server offers {s.tools} tool{'s' if s.tools != 1 else ''}, counted in its source at "
-            f"{s.version})" for s in dict.fromkeys(tools.served))
+        schema = (
+            self._schema_note(work, count)
+            + (" (how many tools the server offers is known only when it runs)" if tools.servers else "")
+            + "".join(
+                f" (the {s.name} MCP server offers {s.tools} tool{'s' if s.tools != 1 else ''}, counted in its source at "
+                f"{s.version})"
+                for s in dict.fromkeys(tools.served)
+            )
+        )
         related = (
             [self.related(tools.definition, "the tool list is built here")]
             if tools.definition is not None and self.span(tools.definition).line != self.span(node).line
@@ -814,7 +917,9 @@ class ToolsAllRegistered(ChatRule):
             node,
             f"{what} to every request by `{self._call_name(call)}(...)`{schema}; each request pays "
             f"for every schema (max-tools is {self.limit}).{'' if tools.servers or tools.served else f' Counted from {tools.how}.'}",
-            suggestion=frameworks.SERVER_TOOLS_ADVICE if tools.servers or tools.served else "Attach only the tools this request can "
+            suggestion=frameworks.SERVER_TOOLS_ADVICE
+            if tools.servers or tools.served
+            else "Attach only the tools this request can "
             "use: group them by topic or route first, or let a small router pick a few before the call.",
             related=related,
             properties={"tools": count},
@@ -852,8 +957,11 @@ class ToolsAllRegistered(ChatRule):
         """A tool that runs another agent of the module on its brief (`await billing_agent.run(query)`):
         a route to a specialist, not a work tool."""
         return any(
-            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in AGENT_RUNS
-            and isinstance(n.func.value, cst.Name) and self._is_agent(n.func.value)
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in AGENT_RUNS
+            and isinstance(n.func.value, cst.Name)
+            and self._is_agent(n.func.value)
             for n in walk(function.body)
         )
 
@@ -919,9 +1027,12 @@ class ToolsAllRegistered(ChatRule):
 def _system_contents(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The contents of the system messages written in `node` (`{"role": "system", "content": ...}`)."""
     return [
-        element.value for message in walk(node) if isinstance(message, cst.Dict) and role_of(message) == "system"
+        element.value
+        for message in walk(node)
+        if isinstance(message, cst.Dict) and role_of(message) == "system"
         for element in message.elements
-        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+        if isinstance(element, cst.DictElement)
+        and isinstance(element.key, cst.SimpleString)
         and element.key.evaluated_value == "content"
     ]
 

@@ -32,7 +32,7 @@ def invoke(*args, cwd):
 
     from click.testing import CliRunner
 
-    from chatbound.cli import main
+    from chatbound.interfaces.cli import main
 
     old = os.getcwd()
     os.chdir(cwd)

@@ -11,19 +11,18 @@ import logging
 import pytest
 
 pytest.importorskip("google.adk")
+from conftest import FIXTURES  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_response import LlmResponse  # noqa: E402
 from google.genai import types  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.config import Settings  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
-from chatbound.runner import run as check  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.config import Settings  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
+from chatbound.run.runner import run as check  # noqa: E402
 
-from conftest import FIXTURES  # noqa: E402
-
-APP = '''\
+APP = """\
 from google.adk.agents import Agent
 from google.adk.runners import InMemoryRunner
 from google.genai import types
@@ -40,7 +39,7 @@ async def ask(text):
     content = types.Content(role="user", parts=[types.Part(text=text)])
     async for event in runner.run_async(user_id="u", session_id="s", new_message=content):
         pass
-'''
+"""
 TURNS = 30
 
 
@@ -88,19 +87,32 @@ def test_a_runner_on_one_session_sends_every_event_and_the_fix_keeps_it_flat(tmp
 
 
 def test_include_contents_none_is_flat_and_not_reported():
-    source = APP.replace('include_contents=contents', 'include_contents="none"')
+    source = APP.replace("include_contents=contents", 'include_contents="none"')
     rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
     assert analyze_source(source, "app.py", rules).findings == []
     sent, kept = run(source)
     assert sent == [1] * TURNS and kept == 2 * TURNS
 
 
-@pytest.mark.parametrize("folder, line, fixed, advice", [
-    ("pinned_new", 8, True, "Send each model call the last 50 events of the session (google-adk 1.28.0 from uv.lock;"),
-    ("pinned_old", 12, False, "google-adk 1.22.0 (from poetry.lock) has no `RunConfig.get_session_config` (added "
-     "in 1.27.0): configure events compaction on the app"),
-    ("unpinned", 12, False, "The project declares no google-adk version; assuming 1.27 or later:"),
-])
+@pytest.mark.parametrize(
+    "folder, line, fixed, advice",
+    [
+        (
+            "pinned_new",
+            8,
+            True,
+            "Send each model call the last 50 events of the session (google-adk 1.28.0 from uv.lock;",
+        ),
+        (
+            "pinned_old",
+            12,
+            False,
+            "google-adk 1.22.0 (from poetry.lock) has no `RunConfig.get_session_config` (added "
+            "in 1.27.0): configure events compaction on the app",
+        ),
+        ("unpinned", 12, False, "The project declares no google-adk version; assuming 1.27 or later:"),
+    ],
+)
 def test_the_fix_is_made_only_where_the_project_requires_a_version_that_has_it(folder, line, fixed, advice):
     """RunConfig has no get_session_config before google-adk 1.27.0 and forbids unknown fields:
     the edit would stop the app from starting, so a project that allows an older version gets advice."""
@@ -110,5 +122,5 @@ def test_the_fix_is_made_only_where_the_project_requires_a_version_that_has_it(f
     assert finding.suggestion.startswith(advice)
     if fixed:
         assert finding.fix.safe is False and "RunConfig(get_session_config=GetSessionConfig(num_recent_events=50))" in (
-            finding.fix.edits[0].text)
-
+            finding.fix.edits[0].text
+        )

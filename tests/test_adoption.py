@@ -6,9 +6,9 @@ import json
 import os
 import stat
 
-from chatbound.noqa import scan, with_ids
-
 from test_cli import BAD_TOP_K, check
+
+from chatbound.run.noqa import scan, with_ids
 
 BAD_IN_FUNCTION = "def answer(q):\n    return llm.invoke(store.similarity_search(q, k=20))\n"
 
@@ -27,7 +27,8 @@ def test_write_baseline_records_findings_sorted_and_versioned(write):
     document = json.loads((root / "chatbound-baseline.json").read_text())
     assert document["version"] == 1 and document["tool"] == "chatbound"
     assert [(e["path"], e["rule_id"], e["code"]) for e in document["findings"]] == [
-        ("a.py", "RAG-EXCESSIVE-TOP-K", "k=20"), ("b.py", "RAG-EXCESSIVE-TOP-K", "k=20"),
+        ("a.py", "RAG-EXCESSIVE-TOP-K", "k=20"),
+        ("b.py", "RAG-EXCESSIVE-TOP-K", "k=20"),
     ]
     assert all(len(e["fingerprint"]) == 32 for e in document["findings"])
     assert "line" not in document["findings"][0]
@@ -49,7 +50,9 @@ def test_baseline_hides_recorded_findings_even_after_lines_move_and_reports_new_
     check(".", "--write-baseline", "base.json", cwd=root)
     assert check(".", "--baseline", "base.json", cwd=root).exit_code == 0
     (root / "app.py").write_text(
-        "import os\n\n\n" + BAD_IN_FUNCTION + "\n\ndef other(q):\n    return llm.invoke(store.similarity_search(q, k=30))\n"
+        "import os\n\n\n"
+        + BAD_IN_FUNCTION
+        + "\n\ndef other(q):\n    return llm.invoke(store.similarity_search(q, k=30))\n"
     )
     assert [l.split(": ")[0] for l in concise(root, "--baseline", "base.json")] == ["app.py:9:50"]
     assert check(".", "--baseline", "base.json", cwd=root).exit_code == 1
@@ -102,10 +105,12 @@ def test_add_noqa_comments_each_finding_and_a_rerun_reports_nothing(write):
 
 
 def test_add_noqa_merges_with_an_existing_ignore_and_keeps_other_comments(write):
-    root = write({
-        "a.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY] kept on purpose\n",
-        "b.py": BAD_TOP_K.rstrip() + "  # type: ignore[attr-defined]\n",
-    })
+    root = write(
+        {
+            "a.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY] kept on purpose\n",
+            "b.py": BAD_TOP_K.rstrip() + "  # type: ignore[attr-defined]\n",
+        }
+    )
     check(".", "--add-noqa", cwd=root)
     assert (root / "a.py").read_text() == (
         BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY, RAG-EXCESSIVE-TOP-K] kept on purpose\n"
@@ -125,7 +130,9 @@ def test_add_noqa_uses_the_statement_line_when_the_reported_line_ends_in_a_strin
     # string_first.py: the statement's first line ends inside the string; nothing can go there
     assert "string_first.py:1: no line of the statement can hold a comment" in result.output
     assert (root / "string_first.py").read_text() == source
-    assert (root / "statement.py").read_text().splitlines()[0] == "answer = llm.invoke(  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]"
+    assert (root / "statement.py").read_text().splitlines()[
+        0
+    ] == "answer = llm.invoke(  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]"
     assert [l.split(": ")[0] for l in concise(root)] == ["string_first.py:1:53"]
 
 
@@ -135,7 +142,9 @@ def test_add_noqa_keeps_permissions_crlf_and_the_coding_cookie(write):
     os.chmod(root / "a.py", 0o751)
     check(".", "--add-noqa", cwd=root)
     data = (root / "a.py").read_bytes()
-    assert data == (source.replace("k=20))\r\n", "k=20))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]\r\n")).encode("latin-1")
+    assert data == (source.replace("k=20))\r\n", "k=20))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]\r\n")).encode(
+        "latin-1"
+    )
     assert stat.S_IMODE(os.stat(root / "a.py").st_mode) == 0o751
     assert [p.name for p in root.iterdir() if p.name != ".chatbound_cache"] == ["a.py"]  # no temp file left behind
 
@@ -160,6 +169,8 @@ def test_a_baseline_written_at_the_root_holds_when_the_check_starts_in_a_subfold
     # shown paths follow the working directory; identities do not
     assert sorted(f["path"] for f in from_root["findings"]) == ["app/chat.py", "app/rag.py"]
     assert sorted(f["path"] for f in from_app["findings"]) == ["chat.py", "rag.py"]
-    assert sorted(f["fingerprint"] for f in from_root["findings"]) == sorted(f["fingerprint"] for f in from_app["findings"])
+    assert sorted(f["fingerprint"] for f in from_root["findings"]) == sorted(
+        f["fingerprint"] for f in from_app["findings"]
+    )
     result = check(".", "--baseline", "../base.json", "--output-format", "concise", cwd=root / "app")
     assert result.exit_code == 0 and "RAG-EXCESSIVE-TOP-K" not in result.output

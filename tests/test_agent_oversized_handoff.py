@@ -6,13 +6,12 @@ import os
 import textwrap
 
 import pytest
-
-from chatbound.analysis import analyze_source
-from chatbound.config import Settings
-from chatbound.rules.agent_oversized_handoff import AgentOversizedHandoff
-from chatbound.runner import run
-
 from conftest import FIXTURES
+
+from chatbound.rules.agent_oversized_handoff import AgentOversizedHandoff
+from chatbound.run.config import Settings
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.runner import run
 
 
 def findings(code: str):
@@ -30,19 +29,23 @@ def test_a_transcript_of_another_file_is_not_guessed_from_its_name():
 
 
 def test_a_module_transcript_handed_to_the_module_specialist_is_named_in_the_message():
-    source = (FIXTURES / "support_assistant" / "escalation.py").read_text().replace(
-        "class SpecialistClient:",
-        "class Assistant:\n"
-        "    def __init__(self):\n"
-        "        self.conversation = []\n"
-        "    def answer(self, question, customer_id):\n"
-        "        self.conversation.append({'role': 'user', 'content': question})\n"
-        "        return question\n"
-        "    def transcript(self):\n"
-        "        return list(self.conversation)\n"
-        "\n"
-        "\n"
-        "class SpecialistClient:",
+    source = (
+        (FIXTURES / "support_assistant" / "escalation.py")
+        .read_text()
+        .replace(
+            "class SpecialistClient:",
+            "class Assistant:\n"
+            "    def __init__(self):\n"
+            "        self.conversation = []\n"
+            "    def answer(self, question, customer_id):\n"
+            "        self.conversation.append({'role': 'user', 'content': question})\n"
+            "        return question\n"
+            "    def transcript(self):\n"
+            "        return list(self.conversation)\n"
+            "\n"
+            "\n"
+            "class SpecialistClient:",
+        )
     )
     result = analyze_source(source, "escalation.py", [AgentOversizedHandoff], {})
     [finding] = result.findings
@@ -51,12 +54,15 @@ def test_a_module_transcript_handed_to_the_module_specialist_is_named_in_the_mes
     assert [r.span.line for r in finding.related] == [45]
 
 
-@pytest.mark.parametrize("config, expected", [
-    # the default mapper writes every item into the one message (openai-agents 0.6.0-0.24.0 handoffs/history.py)
-    ("RunConfig(nest_handoff_history=True)", [(3, 37)]),
-    ("RunConfig(nest_handoff_history=True, handoff_history_mapper=last_turn)", []),
-    ("RunConfig(handoff_input_filter=remove_all_tools)", []),
-])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        # the default mapper writes every item into the one message (openai-agents 0.6.0-0.24.0 handoffs/history.py)
+        ("RunConfig(nest_handoff_history=True)", [(3, 37)]),
+        ("RunConfig(nest_handoff_history=True, handoff_history_mapper=last_turn)", []),
+        ("RunConfig(handoff_input_filter=remove_all_tools)", []),
+    ],
+)
 def test_run_config_excuses_sdk_handoffs_only_where_it_decides_what_passes(config, expected):
     code = f"""
     from agents import Agent, RunConfig, Runner, handoff
@@ -239,7 +245,7 @@ def test_a_specialist_whose_reply_joins_a_conversation_another_model_holds_is_st
     """The front desk's model sends the same history too: the expert is a second agent."""
     code = OWN_PARTY.replace(
         "    async def turn(text):\n",
-        "    desk = Agent(\"openai:gpt-4o-mini\")\n\n\n"
+        '    desk = Agent("openai:gpt-4o-mini")\n\n\n'
         "    async def front(text):\n"
         "        await desk.run(text, message_history=st.session_state.messages)\n\n\n"
         "    async def turn(text):\n",
@@ -250,8 +256,7 @@ def test_a_specialist_whose_reply_joins_a_conversation_another_model_holds_is_st
 def test_replies_gathered_in_a_loop_over_the_run_still_come_from_it():
     code = OWN_PARTY.replace(
         "        st.session_state.messages.extend(result.new_messages())\n",
-        "        for message in result.new_messages():\n"
-        "            st.session_state.messages.append(message)\n",
+        "        for message in result.new_messages():\n            st.session_state.messages.append(message)\n",
     )
     assert findings(code) == []
 
@@ -287,7 +292,9 @@ def test_a_workflow_sub_agent_handed_the_whole_context_history_after_a_transfer_
     whole = "] + history"
     default_view = source.replace(whole, ", *ChatMemoryBuffer.from_defaults(llm=llm, chat_history=history).get()]")
     assert findings(default_view) == [(49, 130)]  # 0.75 of the model's window is no bound
-    small_view = source.replace(whole, ", *ChatMemoryBuffer.from_defaults(token_limit=2000, chat_history=history).get()]")
+    small_view = source.replace(
+        whole, ", *ChatMemoryBuffer.from_defaults(token_limit=2000, chat_history=history).get()]"
+    )
     assert findings(small_view) == []
     assert findings(source.replace(whole, "] + history[-4:]")) == []
     brief = source.replace(whole, ', ChatMessage(role="user", content=await ctx.get("request"))]')

@@ -16,11 +16,11 @@ pytest.importorskip("autogen_ext.models.replay")
 from autogen_agentchat.agents import AssistantAgent  # noqa: E402
 from autogen_ext.models.replay import ReplayChatCompletionClient  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
-APP = '''\
+APP = """\
 from autogen_agentchat.agents import AssistantAgent
 
 
@@ -32,8 +32,8 @@ def build(model_client):
 
 async def ask(question):
     return await tutor.run(task=question)
-'''
-SAVED_APP = '''\
+"""
+SAVED_APP = """\
 from autogen_agentchat.agents import AssistantAgent
 
 saved = {}
@@ -50,7 +50,7 @@ async def chat(client, primed, text):
     await agent.run(task=text)
     if SAVE:
         saved["state"] = await agent.save_state()
-'''
+"""
 TURNS = 15
 
 
@@ -116,4 +116,4 @@ def test_an_agent_reloaded_from_the_saved_state_resends_every_turn_and_is_report
 
 def test_an_agent_started_from_a_fixed_state_sends_the_same_and_is_not_reported():
     assert sent(save=False) == [2] * TURNS
-    assert findings(SAVED_APP.replace("    if SAVE:\n        saved[\"state\"] = await agent.save_state()\n", "")) == []
+    assert findings(SAVED_APP.replace('    if SAVE:\n        saved["state"] = await agent.save_state()\n', "")) == []

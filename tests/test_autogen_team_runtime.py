@@ -19,9 +19,9 @@ from autogen_agentchat.teams import RoundRobinGroupChat  # noqa: E402
 from autogen_core.model_context import BufferedChatCompletionContext  # noqa: E402
 from autogen_ext.models.replay import ReplayChatCompletionClient  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
 RUNS = 6
 
@@ -40,8 +40,9 @@ def _sent() -> tuple[list[int], list[int]]:
     """What the writer (default context) and the critic (buffered) send, run after run."""
     writer_client, critic_client = Recording(), Recording()
     writer = AssistantAgent("writer", model_client=writer_client)
-    critic = AssistantAgent("critic", model_client=critic_client,
-                            model_context=BufferedChatCompletionContext(buffer_size=6))
+    critic = AssistantAgent(
+        "critic", model_client=critic_client, model_context=BufferedChatCompletionContext(buffer_size=6)
+    )
     team = RoundRobinGroupChat([writer, critic], termination_condition=MaxMessageTermination(3))
 
     async def serve() -> None:
@@ -90,8 +91,11 @@ LONG = 12  # runs: 35 messages kept by the last one
 
 def _writer_sends(source: str) -> list[int]:
     writer_client, critic_client = Recording(LONG), Recording(LONG)
-    namespace = {"writer_client": writer_client, "critic_client": critic_client,
-                 "critic_context": BufferedChatCompletionContext(buffer_size=6)}
+    namespace = {
+        "writer_client": writer_client,
+        "critic_client": critic_client,
+        "critic_context": BufferedChatCompletionContext(buffer_size=6),
+    }
     exec(compile(source, "desk.py", "exec"), namespace)
 
     async def serve() -> None:
@@ -106,8 +110,10 @@ def test_the_fix_buffers_the_participant_and_its_sends_stay_flat():
     [finding] = analyze_source(TEAM, "desk.py", all_rules(), {}).findings
     assert (finding.span.line, finding.rule_id, finding.fix.safe) == (7, "AGENT-OVERSIZED-HANDOFF", False)
     fixed = apply_edits(TEAM, finding.fix.edits)
-    assert ('writer = AssistantAgent("writer", model_client=writer_client, '
-            'model_context=BufferedChatCompletionContext(buffer_size=20))') in fixed
+    assert (
+        'writer = AssistantAgent("writer", model_client=writer_client, '
+        "model_context=BufferedChatCompletionContext(buffer_size=20))"
+    ) in fixed
     assert _writer_sends(TEAM) == [2 + 3 * run for run in range(LONG)]
     assert _writer_sends(fixed) == [min(2 + 3 * run, 21) for run in range(LONG)]  # system + the last 20
     assert analyze_source(fixed, "desk.py", all_rules(), {}).findings == []

@@ -3,8 +3,8 @@ rebound to a window before the send is bounded, and a slice that only drops a fi
 
 from __future__ import annotations
 
-from chatbound.analysis import analyze_source
 from chatbound.rules.memory_unbounded_history import MemoryUnboundedHistory
+from chatbound.run.pipeline import analyze_source
 
 HEAD = "from openai import OpenAI\n\nclient = OpenAI()\nhistory = []\n\n\ndef turn(q):\n"
 SEND = (

@@ -12,10 +12,10 @@ import libcst
 import pytest
 from click.testing import CliRunner
 
-from chatbound.cache import CACHE_DIR
-from chatbound.cli import main
-from chatbound.config import Settings
-from chatbound.runner import run
+from chatbound.interfaces.cli import main
+from chatbound.run.cache import CACHE_DIR
+from chatbound.run.config import Settings
+from chatbound.run.runner import run
 
 CHAT = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 OTHER = "hits = index.as_query_engine(similarity_top_k=15)\n"
@@ -89,10 +89,10 @@ def test_ignored_rules_do_not_reuse_the_entries(write, monkeypatch):
 # project pass the run loaded.
 LOADED = (
     "import atexit, sys\n"
-    "heavy = ('libcst', 'multiprocessing', 'concurrent.futures', 'importlib.metadata', 'difflib', 'chatbound.project')\n"
+    "heavy = ('libcst', 'multiprocessing', 'concurrent.futures', 'importlib.metadata', 'difflib', 'chatbound.analysis.project')\n"
     "atexit.register(lambda: print(sorted(m for m in sys.modules if m in heavy or m.startswith('chatbound.rules.')),"
     " file=sys.stderr))\n"
-    "from chatbound.cli import main\n"
+    "from chatbound.interfaces.cli import main\n"
     "main()\n"
 )
 
@@ -102,8 +102,13 @@ def test_a_run_served_from_the_cache_loads_neither_libcst_nor_a_rule_nor_a_proce
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
 
     def check():
-        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", output_format, "."],
-                              cwd=root, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", LOADED, "check", "--output-format", output_format, "."],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return done.returncode, done.stdout, done.stderr.splitlines()[-1]
 
     cold_exit, cold_report, cold_loaded = check()
@@ -158,11 +163,13 @@ def test_the_cache_folder_ignores_itself_in_git(write, monkeypatch):
 
 def test_a_result_that_read_a_data_file_is_reused_only_while_the_file_is_unchanged(write, monkeypatch):
     long_prompt = "Follow the policy. " * 200
-    root = write({
-        "bot.py": 'from pathlib import Path\nSYSTEM = Path("prompt.md").read_text()\n'
-                  'client.chat.completions.create(model="m", messages=[{"role": "system", "content": SYSTEM}])\n',
-        "prompt.md": long_prompt,
-    })
+    root = write(
+        {
+            "bot.py": 'from pathlib import Path\nSYSTEM = Path("prompt.md").read_text()\n'
+            'client.chat.completions.create(model="m", messages=[{"role": "system", "content": SYSTEM}])\n',
+            "prompt.md": long_prompt,
+        }
+    )
     monkeypatch.chdir(root)
     first = _run(root, select=["PROMPT-OVERSIZED-SYSTEM"])
     assert [f.rule_id for f in first.findings] == ["PROMPT-OVERSIZED-SYSTEM"]
@@ -186,7 +193,7 @@ def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypa
 
 
 def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again(write, monkeypatch, parses):
-    import chatbound.analysis as analysis
+    import chatbound.run.pipeline as analysis
 
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
     monkeypatch.chdir(root)
@@ -206,9 +213,8 @@ def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again
 
 
 def test_an_error_of_the_run_not_of_the_file_is_never_cached(write, monkeypatch):
-    import chatbound.runner as runner
-    from chatbound.analysis import FileResult
-    from chatbound.findings import FileError
+    import chatbound.run.runner as runner
+    from chatbound.findings import FileError, FileResult
 
     root = write({"chat.py": CHAT})
     monkeypatch.chdir(root)
@@ -225,14 +231,21 @@ def test_an_error_of_the_run_not_of_the_file_is_never_cached(write, monkeypatch)
 
 
 def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_is_still_an_error(write):
-    root = write({
-        "chat.py": CHAT,
-        "pyproject.toml": '[tool.chatbound]\nselect = ["RAG", "MEMORY"]\n\n[tool.chatbound.options]\nmax-top-k = 10\n',
-    })
+    root = write(
+        {
+            "chat.py": CHAT,
+            "pyproject.toml": '[tool.chatbound]\nselect = ["RAG", "MEMORY"]\n\n[tool.chatbound.options]\nmax-top-k = 10\n',
+        }
+    )
 
     def check():
-        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."],
-                              cwd=root, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return done.returncode, done.stdout, done.stderr.splitlines()
 
     cold_exit, cold_report, _ = check()
@@ -240,11 +253,13 @@ def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_i
     assert (cold_exit, warm_exit) == (1, 1) and cold_report == warm_report and "k=20" in cold_report
     assert warm_stderr[-1] == "[]"  # the codes are known from the rule modules' names, the options from the cold run
     # a bad option makes a new cache key: the run loads the rules, and says what is wrong
-    (root / "pyproject.toml").write_text('[tool.chatbound]\n\n[tool.chatbound.options]\nmax-topk = 10\n')
+    (root / "pyproject.toml").write_text("[tool.chatbound]\n\n[tool.chatbound.options]\nmax-topk = 10\n")
     bad_exit, bad_report, bad_stderr = check()
     assert bad_exit == 2 and bad_report == ""
-    assert bad_stderr[0] == (f"error: {root / 'pyproject.toml'}: unknown key `options.max-topk` (known rule options: "
-                             "max-system-tokens, max-tools, max-top-k)")
+    assert bad_stderr[0] == (
+        f"error: {root / 'pyproject.toml'}: unknown key `options.max-topk` (known rule options: "
+        "max-system-tokens, max-tools, max-top-k)"
+    )
 
 
 def test_the_same_code_installed_in_two_places_shares_the_entries(write, tmp_path_factory):
@@ -257,17 +272,34 @@ def test_the_same_code_installed_in_two_places_shares_the_entries(write, tmp_pat
     installs = []
     for name in ("one", "two"):  # as two virtualenvs, or pre-commit's and the project's, hold it
         install = tmp_path_factory.mktemp(name)
-        shutil.copytree(os.path.dirname(chatbound.__file__), install / "chatbound",
-                        ignore=shutil.ignore_patterns("__pycache__", "rules"))
-        shutil.copytree(os.path.dirname(chatbound.rules.__file__), install / "chatbound" / "rules",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            os.path.dirname(chatbound.__file__),
+            install / "chatbound",
+            ignore=shutil.ignore_patterns("__pycache__", "rules"),
+        )
+        shutil.copytree(
+            os.path.dirname(chatbound.rules.__file__),
+            install / "chatbound" / "rules",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         installs.append(install)
 
     def check(install):
-        done = subprocess.run([sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."], cwd=root,
-                              env={**os.environ, "PYTHONPATH": str(install)}, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", LOADED, "check", "--output-format", "concise", "."],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(install)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return done.stdout, done.stderr.splitlines()[-1]
 
     first_report, first_loaded = check(installs[0])
     second_report, second_loaded = check(installs[1])
-    assert "'libcst'" in first_loaded and second_loaded == "[]" and second_report == first_report and "k=20" in first_report
+    assert (
+        "'libcst'" in first_loaded
+        and second_loaded == "[]"
+        and second_report == first_report
+        and "k=20" in first_report
+    )

@@ -16,15 +16,18 @@ import pytest
 
 # chainlit reads (and on first import writes) `.chainlit/config.toml` under its app root
 os.environ.setdefault("CHAINLIT_APP_ROOT", tempfile.mkdtemp(prefix="chainlit-app-"))
-cl = pytest.importorskip("chainlit", reason="chainlit is in the test-chainlit extra (its pins conflict with "
-                         "google-adk's and autogen-core's): .ci/run installs it into a venv of its own")
+cl = pytest.importorskip(
+    "chainlit",
+    reason="chainlit is in the test-chainlit extra (its pins conflict with "
+    "google-adk's and autogen-core's): .ci/run installs it into a venv of its own",
+)
 from chainlit.context import init_http_context  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
-APP = '''\
+APP = """\
 import chainlit as cl
 from openai import AsyncOpenAI
 
@@ -36,7 +39,7 @@ SYSTEM = {"role": "system", "content": "You are a friendly cooking assistant."}
 async def on_message(message: cl.Message):
     response = await client.chat.completions.create(model="gpt-4o-mini", messages=[SYSTEM, *cl.chat_context.to_openai()])
     await cl.Message(content=response.choices[0].message.content).send()
-'''
+"""
 TURNS = 30
 
 

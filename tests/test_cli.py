@@ -10,10 +10,9 @@ import sys
 import jsonschema
 import pytest
 from click.testing import CliRunner
-
-from chatbound.cli import main
-
 from conftest import FIXTURES, ROOT, SARIF_SCHEMA
+
+from chatbound.interfaces.cli import main
 
 BAD_TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 GOOD = "docs = llm.invoke(store.similarity_search(question, k=4))\n"
@@ -57,7 +56,9 @@ def test_syntax_error_gives_one_line_error_and_the_other_file_is_still_reported(
     root = write({"broken.py": "def f(:\n    pass\n", "app.py": BAD_TOP_K})
     proc = subprocess.run(
         [sys.executable, "-m", "chatbound", "check", ".", "--output-format", "concise"],
-        cwd=root, capture_output=True, text=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     errors = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
@@ -94,15 +95,17 @@ def test_select_and_ignore_by_id_and_prefix(write):
 
 
 def test_walk_skips_gitignored_virtualenvs_and_build_dirs(write):
-    root = write({
-        ".gitignore": "generated/\n",
-        "generated/a.py": BAD_TOP_K,
-        ".venv/lib/b.py": BAD_TOP_K,
-        "node_modules/c.py": BAD_TOP_K,
-        "build/d.py": BAD_TOP_K,
-        "src/e.py": BAD_TOP_K,
-        "src/notes.txt": BAD_TOP_K,
-    })
+    root = write(
+        {
+            ".gitignore": "generated/\n",
+            "generated/a.py": BAD_TOP_K,
+            ".venv/lib/b.py": BAD_TOP_K,
+            "node_modules/c.py": BAD_TOP_K,
+            "build/d.py": BAD_TOP_K,
+            "src/e.py": BAD_TOP_K,
+            "src/notes.txt": BAD_TOP_K,
+        }
+    )
     result = check(".", "--output-format", "concise", cwd=root)
     assert [l.split(":")[0] for l in result.output.splitlines()] == ["src/e.py"]
 
@@ -117,19 +120,23 @@ def test_exclude_and_force_exclude(write):
 
 
 def test_pyproject_config_is_found_by_walking_up(write):
-    root = write({
-        "pyproject.toml": "[tool.chatbound]\nfail-on = 'high'\n[tool.chatbound.options]\nmax-top-k = 25\n",
-        "pkg/deep/app.py": BAD_TOP_K,
-    })
+    root = write(
+        {
+            "pyproject.toml": "[tool.chatbound]\nfail-on = 'high'\n[tool.chatbound.options]\nmax-top-k = 25\n",
+            "pkg/deep/app.py": BAD_TOP_K,
+        }
+    )
     result = check("pkg/deep/app.py", cwd=root)
     assert result.exit_code == 0 and "No findings" in result.output
 
 
 def test_config_per_file_ignores(write):
-    root = write({
-        "pyproject.toml": "[tool.chatbound.per-file-ignores]\n'tests/*' = ['RAG']\n",
-        "tests/test_x.py": BAD_TOP_K,
-    })
+    root = write(
+        {
+            "pyproject.toml": "[tool.chatbound.per-file-ignores]\n'tests/*' = ['RAG']\n",
+            "tests/test_x.py": BAD_TOP_K,
+        }
+    )
     assert check(".", cwd=root).exit_code == 0
 
 
@@ -159,24 +166,29 @@ def test_a_tree_above_project_max_mb_says_so_on_stderr_unless_quiet(write):
     root = write({"app.py": GOOD, "padding.py": PADDING})
     assert check(".", "--project-max-mb", "1", cwd=root).stderr == (
         "note: modules are checked one at a time, not linked through their imports: 1.5 MB of Python modules is "
-        "above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)\n")
+        "above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)\n"
+    )
     assert check(".", "--project-max-mb", "1", "-q", cwd=root).stderr == ""
     assert check(".", "--project-max-mb", "2", cwd=root).stderr == ""
     assert check(".", "--project-max-mb", "0", cwd=root).stderr == ""
 
 
 def test_suppression_comment_on_the_line_or_the_statement_start(write):
-    root = write({
-        "a.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K] reviewed: legal corpus\n",
-        "b.py": "docs = llm.invoke(store.similarity_search(  # chatbound: ignore[RAG] wide on purpose\n    question, k=20))\n",
-        "c.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY]\n",
-    })
+    root = write(
+        {
+            "a.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[RAG-EXCESSIVE-TOP-K] reviewed: legal corpus\n",
+            "b.py": "docs = llm.invoke(store.similarity_search(  # chatbound: ignore[RAG] wide on purpose\n    question, k=20))\n",
+            "c.py": BAD_TOP_K.rstrip() + "  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY]\n",
+        }
+    )
     result = check(".", "--output-format", "concise", cwd=root)
     assert [l.split(":")[0] for l in result.output.splitlines()] == ["c.py"]
     shown = check(".", "--show-suppressed", "--output-format", "json", cwd=root)
     findings = json.loads(shown.stdout)["findings"]
     assert {(f["path"], f["suppressed"], f["suppression_reason"]) for f in findings} == {
-        ("a.py", True, "reviewed: legal corpus"), ("b.py", True, "wide on purpose"), ("c.py", False, None),
+        ("a.py", True, "reviewed: legal corpus"),
+        ("b.py", True, "wide on purpose"),
+        ("c.py", False, None),
     }
 
 
@@ -196,7 +208,17 @@ def test_json_output_matches_its_documented_schema(write):
     (finding,) = document["findings"]
     assert (finding["line"], finding["column"], finding["end_line"], finding["end_column"]) == (2, 46, 2, 53)
     assert finding["cell"] is None
-    assert finding["related"] == [{"message": "k is set here", "path": "app.py", "cell": None, "line": 1, "column": 9, "end_line": 1, "end_column": 11}]
+    assert finding["related"] == [
+        {
+            "message": "k is set here",
+            "path": "app.py",
+            "cell": None,
+            "line": 1,
+            "column": 9,
+            "end_line": 1,
+            "end_column": 11,
+        }
+    ]
     assert "TOP_K = 30 (line 1)" in finding["message"]
 
 
@@ -278,7 +300,7 @@ class _Stream:
 
 
 def test_colour_only_on_a_tty_and_never_with_no_color(monkeypatch):
-    from chatbound.cli import _colour
+    from chatbound.interfaces.cli import _colour
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert _colour(_Stream(True)) is True
@@ -288,11 +310,14 @@ def test_colour_only_on_a_tty_and_never_with_no_color(monkeypatch):
 
 
 def test_a_library_warning_is_one_plain_line_on_stderr(write):
-    prompt = ("SYSTEM_PROMPT = '" + "Answer politely. " * 200 + "'\n"  # sent: a prompt is no finding on its name alone
-              "client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM_PROMPT}])\n")
+    prompt = (
+        "SYSTEM_PROMPT = '" + "Answer politely. " * 200 + "'\n"  # sent: a prompt is no finding on its name alone
+        "client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM_PROMPT}])\n"
+    )
     root = write({"pyproject.toml": "[tool.chatbound]\nencoding = 'no_such_encoding'\n", "app.py": prompt})
-    proc = subprocess.run([sys.executable, "-m", "chatbound", "check", ".", "--no-cache"], cwd=root,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "chatbound", "check", ".", "--no-cache"], cwd=root, capture_output=True, text=True
+    )
     warnings = [line for line in proc.stderr.splitlines() if "no_such_encoding" in line]
     assert proc.returncode == 1 and len(warnings) == 1
     assert warnings[0].startswith("warning: token encoding 'no_such_encoding' could not be loaded offline")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 import xml.etree.ElementTree as ET
 
-from chatbound.cost import Costed, chart
-from chatbound.findings import Finding, Severity, Span
-from chatbound.projection import project
-from chatbound.compaction.tokens import count_tokens
-
 from conftest import FIXTURES, invoke
+
+from chatbound.compaction.tokens import count_tokens
+from chatbound.cost.projection import project
+from chatbound.cost.tables import Costed, chart
+from chatbound.findings import Finding, Severity, Span
 
 
 def cost(*args, cwd):
@@ -40,14 +40,28 @@ def test_cost_table_for_the_support_assistant_with_prices_and_an_svg(tmp_path):
     # 400-token summary = 4,913 at turn 50 and 25,650 + 198,000 = 223,650 in all;
     # 535,650 / 223,650 = 2.395; at $2/Mtok: $1.0713 and $0.4473
     assert row(result.output, "support_service.py:23:70") == [
-        "support_service.py:23:70", "MEMORY-UNBOUNDED-HISTORY",
-        "20,513", "4,913", "535,650", "223,650", "2.4x", "$1.07", "$0.45",
+        "support_service.py:23:70",
+        "MEMORY-UNBOUNDED-HISTORY",
+        "20,513",
+        "4,913",
+        "535,650",
+        "223,650",
+        "2.4x",
+        "$1.07",
+        "$0.45",
     ]
     # the escalation hands support_service.py's conversation (linked) to a specialist whose
     # messages carry no system prompt: 400 * 50 = 20,000 at turn 50, 400 * 1275 = 510,000 in all
     assert row(result.output, "escalation.py:37:16") == [
-        "escalation.py:37:16", "AGENT-OVERSIZED-HANDOFF",
-        "20,000", "4,400", "510,000", "198,000", "2.58x", "$1.02", "$0.40",
+        "escalation.py:37:16",
+        "AGENT-OVERSIZED-HANDOFF",
+        "20,000",
+        "4,400",
+        "510,000",
+        "198,000",
+        "2.58x",
+        "$1.02",
+        "$0.40",
     ]
     assert "# as written  o last 10 turns + summary  . last 10 turns" in result.output
     svg = ET.parse(tmp_path / "growth.svg").getroot()

@@ -11,16 +11,18 @@ import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # no network at run time
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-crewai = pytest.importorskip("crewai", reason="crewai is in the test-crewai extra (about 1 GB); .ci/run installs "
-                             "what this test imports in a virtualenv of its own (tests/requirements/crewai.txt)")
+crewai = pytest.importorskip(
+    "crewai",
+    reason="crewai is in the test-crewai extra (about 1 GB); .ci/run installs "
+    "what this test imports in a virtualenv of its own (tests/requirements/crewai.txt)",
+)
+from conftest import FIXTURES  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
 from chatbound.frameworks.crewai import ROLE_PLAYING  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
-
-from conftest import FIXTURES  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
 FIXTURE = "crewai/chat_crew.py"  # the terminal chat, its agent given the recording model
 APP = (FIXTURES / FIXTURE).read_text().replace('small hotel.")', 'small hotel.", llm=llm)')
@@ -32,8 +34,16 @@ class Recording(BaseLLM):
 
     sent: list = []
 
-    def call(self, messages, tools=None, callbacks=None, available_functions=None, from_task=None, from_agent=None,
-             response_model=None):
+    def call(
+        self,
+        messages,
+        tools=None,
+        callbacks=None,
+        available_functions=None,
+        from_task=None,
+        from_agent=None,
+        response_model=None,
+    ):
         self.sent.append([dict(message) for message in messages])
         return "Thought: I can answer.\nFinal Answer: Certainly."
 
@@ -65,8 +75,9 @@ def test_the_backstory_is_the_system_prompt_and_the_joined_transcript_grows_unti
     [finding] = analyze_source(APP, FIXTURE, rules).findings
     assert (finding.span.line, finding.fix is not None and finding.fix.safe) == (15, True)
     before = run(APP)
-    system = ROLE_PLAYING.format(role="Concierge", backstory="You run the front desk of a small hotel.",
-                                 goal="Answer the guest.")
+    system = ROLE_PLAYING.format(
+        role="Concierge", backstory="You run the front desk of a small hotel.", goal="Answer the guest."
+    )
     assert [call[0] for call in before] == [{"role": "system", "content": system, "cache_breakpoint": True}] * TURNS
     guests = [call[1]["content"].count("Guest: ") for call in before]  # each line of the transcript, and the question
     assert guests == [turn + 1 for turn in range(TURNS)]

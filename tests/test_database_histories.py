@@ -4,11 +4,11 @@ reads it whole, sends it and writes the new turn back is the finding."""
 
 from __future__ import annotations
 
-from chatbound.config import Settings
-from chatbound.project.summary import summarize
-from chatbound.runner import run
-
 from conftest import FIXTURES
+
+from chatbound.analysis.project.summary import summarize
+from chatbound.run.config import Settings
+from chatbound.run.runner import run
 
 APP = FIXTURES / "stores" / "telegram_repository"
 FILES = {name: (APP / name).read_text() for name in ("bot.py", "database.py", "llm.py", "config.py")}
@@ -40,7 +40,9 @@ def test_without_the_write_back_the_repository_read_is_no_history(write):
 
 
 def test_a_repository_that_reads_only_the_newest_messages_is_bounded(write):
-    database = FILES["database.py"].replace('find_one({"_id": user_id})', 'find_one({"_id": user_id}, {"messages": {"$slice": -20}})')
+    database = FILES["database.py"].replace(
+        'find_one({"_id": user_id})', 'find_one({"_id": user_id}, {"messages": {"$slice": -20}})'
+    )
     root = write({**FILES, "database.py": database})
     assert run([root], Settings(root=root)).findings == []
 
@@ -95,6 +97,11 @@ def test_a_redis_store_star_imported_by_the_handler_is_linked(write):
 
 
 def test_a_star_imported_store_read_as_a_tail_is_bounded(write):
-    root = write({"store.py": REDIS_STORE.replace("lrange(user, 0, -1)", "lrange(user, 0, 19)"), "gpt.py": GPT,
-                  "handler.py": HANDLER})
+    root = write(
+        {
+            "store.py": REDIS_STORE.replace("lrange(user, 0, -1)", "lrange(user, 0, 19)"),
+            "gpt.py": GPT,
+            "handler.py": HANDLER,
+        }
+    )
     assert run([root], Settings(root=root)).findings == []

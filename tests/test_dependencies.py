@@ -7,10 +7,9 @@ is edited, the exact text after the edit: formatting, comments and line endings 
 from __future__ import annotations
 
 import pytest
-
-from chatbound.dependencies import declaration, declaration_for, declared_text
-
 from conftest import invoke
+
+from chatbound.fixes.dependencies import declaration, declaration_for, declared_text
 
 ADDED = "chatbound-compaction>=0.1.0"
 
@@ -41,7 +40,9 @@ def test_the_runtime_file_is_requirements_txt_beside_dev_and_test_files(write):
 
 
 def test_without_requirements_txt_the_one_file_not_named_for_dev_tools_is_the_runtime(write):
-    root = write({"requirements-prod.txt": "openai\n", "requirements-dev.txt": "pytest\n", "requirements-docs.txt": "x\n"})
+    root = write(
+        {"requirements-prod.txt": "openai\n", "requirements-dev.txt": "pytest\n", "requirements-docs.txt": "x\n"}
+    )
     assert declaration(root).path == root / "requirements-prod.txt"
 
 
@@ -49,13 +50,15 @@ def test_two_runtime_looking_requirements_files_are_ambiguous(write):
     root = write({"requirements-prod.txt": "openai\n", "requirements-base.txt": "fastapi\n"})
     found = declaration(root)
     assert found.path is None
-    assert found.advice().endswith("has several runtime requirements files (requirements-base.txt, requirements-prod.txt)")
+    assert found.advice().endswith(
+        "has several runtime requirements files (requirements-base.txt, requirements-prod.txt)"
+    )
 
 
 def test_pep621_multiline_list_keeps_its_comments_and_indentation(write):
     pyproject = (
         '[project]\nname = "desk"\ndependencies = [\n  "openai>=1",  # the SDK\n  "fastapi"\n]\n\n'
-        '[tool.ruff]\nline-length = 100\n'
+        "[tool.ruff]\nline-length = 100\n"
     )
     root = write({"pyproject.toml": pyproject})
     assert declaration(root).kind == "pep621"
@@ -80,7 +83,9 @@ def test_a_project_without_dependencies_gets_the_key(write):
 
 
 def test_a_uv_project_gets_what_uv_add_writes_sorted_and_one_item_a_line(write):
-    root = write({"pyproject.toml": '[project]\nname = "desk"\ndependencies = ["fastapi", "openai>=1"]\n', "uv.lock": ""})
+    root = write(
+        {"pyproject.toml": '[project]\nname = "desk"\ndependencies = ["fastapi", "openai>=1"]\n', "uv.lock": ""}
+    )
     found = declaration(root)
     assert found.kind == "uv" and "run `uv lock`" in found.advice()
     assert _edited(root, "pyproject.toml") == (
@@ -89,7 +94,9 @@ def test_a_uv_project_gets_what_uv_add_writes_sorted_and_one_item_a_line(write):
 
 
 def test_a_uv_project_with_an_unsorted_list_gets_it_last(write):
-    root = write({"pyproject.toml": '[project]\nname = "desk"\ndependencies = ["openai>=1", "fastapi"]\n', "uv.lock": ""})
+    root = write(
+        {"pyproject.toml": '[project]\nname = "desk"\ndependencies = ["openai>=1", "fastapi"]\n', "uv.lock": ""}
+    )
     assert _edited(root, "pyproject.toml") == (
         f'[project]\nname = "desk"\ndependencies = [\n    "openai>=1",\n    "fastapi",\n    "{ADDED}",\n]\n'
     )
@@ -130,13 +137,19 @@ def test_dependencies_read_from_a_file_by_setuptools_are_edited_in_that_file(wri
     assert declaration(root).path == root / "deps/runtime.txt"
 
 
-@pytest.mark.parametrize("files, problem", [
-    ({"setup.py": "from setuptools import setup\nsetup(install_requires=['openai'])\n"}, "declares its dependencies in setup.py"),
-    ({"Pipfile": "[packages]\nopenai = '*'\n"}, "declares its dependencies in Pipfile"),
-    ({"requirements.txt": "openai==1.40.0 --hash=sha256:abc\n"}, "requirements.txt pins hashes"),
-    ({"setup.py": "", "requirements.txt": "openai\n"}, "which one the runtime installs is not clear"),
-    ({"pyproject.toml": "[project\n"}, "pyproject.toml cannot be read"),
-])
+@pytest.mark.parametrize(
+    "files, problem",
+    [
+        (
+            {"setup.py": "from setuptools import setup\nsetup(install_requires=['openai'])\n"},
+            "declares its dependencies in setup.py",
+        ),
+        ({"Pipfile": "[packages]\nopenai = '*'\n"}, "declares its dependencies in Pipfile"),
+        ({"requirements.txt": "openai==1.40.0 --hash=sha256:abc\n"}, "requirements.txt pins hashes"),
+        ({"setup.py": "", "requirements.txt": "openai\n"}, "which one the runtime installs is not clear"),
+        ({"pyproject.toml": "[project\n"}, "pyproject.toml cannot be read"),
+    ],
+)
 def test_what_chatbound_does_not_edit_is_a_problem_named_in_the_advice(write, files, problem):
     found = declaration(write(files))
     assert found.path is None or found.problem
@@ -150,15 +163,20 @@ def test_an_engine_already_declared_is_not_declared_again(write, line):
 
 
 def test_the_project_is_the_nearest_folder_with_a_declaration_below_the_repository(write):
-    root = write({
-        "requirements.txt": "outside the repository\n",
-        "repo/.git/HEAD": "ref: refs/heads/main\n",
-        "repo/pyproject.toml": '[project]\nname = "all"\ndependencies = []\n',
-        "repo/services/chat/requirements.txt": "openai\n",
-        "repo/services/chat/app/bot.py": "",
-        "repo/tools/cli.py": "",
-    })
-    assert declaration_for(root / "repo/services/chat/app/bot.py", root).path == root / "repo/services/chat/requirements.txt"
+    root = write(
+        {
+            "requirements.txt": "outside the repository\n",
+            "repo/.git/HEAD": "ref: refs/heads/main\n",
+            "repo/pyproject.toml": '[project]\nname = "all"\ndependencies = []\n',
+            "repo/services/chat/requirements.txt": "openai\n",
+            "repo/services/chat/app/bot.py": "",
+            "repo/tools/cli.py": "",
+        }
+    )
+    assert (
+        declaration_for(root / "repo/services/chat/app/bot.py", root).path
+        == root / "repo/services/chat/requirements.txt"
+    )
     assert declaration_for(root / "repo/tools/cli.py", root).path == root / "repo/pyproject.toml"
     (root / "repo/pyproject.toml").unlink()
     found = declaration_for(root / "repo/tools/cli.py", root)
@@ -177,8 +195,10 @@ SERVICE = (
 def test_without_a_declaration_the_fix_is_unsafe_and_every_output_says_what_to_add_where(write):
     root = write({"bot.py": SERVICE})
     checked = invoke("check", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
-    advice = (f"Add `{ADDED}` to the app's runtime dependencies by hand: no pyproject.toml, requirements*.txt, "
-              "setup.py or Pipfile above bot.py.")
+    advice = (
+        f"Add `{ADDED}` to the app's runtime dependencies by hand: no pyproject.toml, requirements*.txt, "
+        "setup.py or Pipfile above bot.py."
+    )
     assert advice in checked.output
     assert checked.output.splitlines()[-1].endswith("1 fixable with `--fix --unsafe-fixes`.")
     fixed = invoke("check", "--fix", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbound.discovery import discover
-from chatbound.runner import display_path
-
 from conftest import invoke
+
+from chatbound.run.discovery import discover, display_path
 
 BAD_TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 
@@ -24,10 +23,16 @@ def test_files_come_sorted_part_by_part_as_paths_sort(write):
 
 
 def test_excludes_are_anchored_at_the_root_and_prune_whole_folders(write):
-    root = write({
-        "build/a.py": "", "src/build/b.py": "", "docs/conf.py": "", "src/docs/conf.py": "",
-        "src/ok.py": "", "src/ok_test.py": "",
-    })
+    root = write(
+        {
+            "build/a.py": "",
+            "src/build/b.py": "",
+            "docs/conf.py": "",
+            "src/docs/conf.py": "",
+            "src/ok.py": "",
+            "src/ok_test.py": "",
+        }
+    )
     found = discover([root], root, ["build", "/docs/", "*_test.py"])
     assert _names(found, root) == ["src/docs/conf.py", "src/ok.py"]
 
@@ -41,15 +46,22 @@ def test_a_named_file_is_excluded_only_with_force_exclude_and_outside_the_root_b
 
 
 def test_each_gitignore_applies_below_its_folder_up_to_the_repository_root(write):
-    root = write({
-        ".gitignore": "ok.py\n",  # above the repository: not read
-        "repo/.git/HEAD": "",
-        "repo/.gitignore": "*_pb2.py\n",  # above the checked folder, in the repository: read
-        "repo/pkg/.gitignore": "/gen.py\nskip/\n*.pyi\n!keep.pyi\n",
-        "repo/pkg/gen.py": "", "repo/pkg/sub/gen.py": "", "repo/pkg/skip/a.py": "",
-        "repo/pkg/x_pb2.py": "", "repo/pkg/a.pyi": "", "repo/pkg/keep.pyi": "", "repo/pkg/ok.py": "",
-        "repo/other/gen.py": "",
-    })
+    root = write(
+        {
+            ".gitignore": "ok.py\n",  # above the repository: not read
+            "repo/.git/HEAD": "",
+            "repo/.gitignore": "*_pb2.py\n",  # above the checked folder, in the repository: read
+            "repo/pkg/.gitignore": "/gen.py\nskip/\n*.pyi\n!keep.pyi\n",
+            "repo/pkg/gen.py": "",
+            "repo/pkg/sub/gen.py": "",
+            "repo/pkg/skip/a.py": "",
+            "repo/pkg/x_pb2.py": "",
+            "repo/pkg/a.pyi": "",
+            "repo/pkg/keep.pyi": "",
+            "repo/pkg/ok.py": "",
+            "repo/other/gen.py": "",
+        }
+    )
     repo = root / "repo"
     assert _names(discover([repo / "pkg"], repo, []), repo) == ["pkg/keep.pyi", "pkg/ok.py", "pkg/sub/gen.py"]
     assert _names(discover([repo], repo, []), repo) == ["other/gen.py", "pkg/keep.pyi", "pkg/ok.py", "pkg/sub/gen.py"]
@@ -75,15 +87,35 @@ def test_a_checked_file_outside_the_working_directory_is_reported_by_its_absolut
 
 
 PATTERNS = ["build", "/docs/", "*_test.py", "a/**/b", "**/gen/*.py", "mod[0-9].py", "\\!bang.py", "x?.py", "# note", ""]
-PATHS = ["build", "build/", "src/build/", "docs/", "src/docs/", "docs/conf.py", "t_test.py", "deep/t_test.py",
-         "a/b", "a/x/y/b/", "a/b.py", "gen/x.py", "p/gen/x.py", "p/gen/q/x.py", "mod1.py", "modx.py", "!bang.py",
-         "xy.py", "xyz.py", "ok.py", "src/"]
+PATHS = [
+    "build",
+    "build/",
+    "src/build/",
+    "docs/",
+    "src/docs/",
+    "docs/conf.py",
+    "t_test.py",
+    "deep/t_test.py",
+    "a/b",
+    "a/x/y/b/",
+    "a/b.py",
+    "gen/x.py",
+    "p/gen/x.py",
+    "p/gen/q/x.py",
+    "mod1.py",
+    "modx.py",
+    "!bang.py",
+    "xy.py",
+    "xyz.py",
+    "ok.py",
+    "src/",
+]
 
 
 def test_patterns_without_a_negation_match_as_pathspec_matches_them_one_by_one():
     import pathspec
 
-    from chatbound.discovery import _Patterns
+    from chatbound.run.discovery import _Patterns
 
     ours, reference = _Patterns(PATTERNS), pathspec.GitIgnoreSpec.from_lines(PATTERNS)
     assert ours.union is not None  # the one-regex path is the one tested
@@ -99,21 +131,46 @@ def test_patterns_without_a_negation_match_as_pathspec_matches_them_one_by_one()
 def test_the_default_excludes_in_one_regex_match_as_pathspec_matches_them():
     import pathspec
 
-    from chatbound.config import DEFAULT_EXCLUDE
-    from chatbound.discovery import _Patterns
+    from chatbound.run.config import DEFAULT_EXCLUDE
+    from chatbound.run.discovery import _Patterns
 
-    paths = ["venv/", "src/venv/", "venvs/", "my_venv/", "build/", "a/b/build/", "builder.py", "dist/", "env.py",
-             "pkg/.git/", ".github/", "node_modules/x/", "src/app.py", "a/__pycache__/", ".env", "x/.envrc"]
+    paths = [
+        "venv/",
+        "src/venv/",
+        "venvs/",
+        "my_venv/",
+        "build/",
+        "a/b/build/",
+        "builder.py",
+        "dist/",
+        "env.py",
+        "pkg/.git/",
+        ".github/",
+        "node_modules/x/",
+        "src/app.py",
+        "a/__pycache__/",
+        ".env",
+        "x/.envrc",
+    ]
     ours, reference = _Patterns(list(DEFAULT_EXCLUDE)), pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDE)
     assert [p for p in paths if ours.match_file(p)] == [p for p in paths if reference.match_file(p)]
     assert [p for p in paths if ours.match_file(p)] == [
-        "venv/", "src/venv/", "build/", "a/b/build/", "dist/", "pkg/.git/", "node_modules/x/", "a/__pycache__/", ".env"]
+        "venv/",
+        "src/venv/",
+        "build/",
+        "a/b/build/",
+        "dist/",
+        "pkg/.git/",
+        "node_modules/x/",
+        "a/__pycache__/",
+        ".env",
+    ]
 
 
 def test_a_regex_that_branches_at_its_top_level_keeps_its_own_prefix():
     import re
 
-    from chatbound.discovery import _union
+    from chatbound.run.discovery import _union
 
     union = re.compile(_union(["^(?:.+/)?a$", "^(?:.+/)?x|y$"]))  # the second is "x anywhere, or ends in y"
     assert [p for p in ["a", "q/a", "qa", "q/x", "qy"] if union.search(p)] == ["a", "q/a", "q/x", "qy"]

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chatbound import docs
-from chatbound.analysis import analyze_source
-from chatbound.cli import main
-from chatbound.registry import all_rules
-from chatbound.reporters.sarif import help_markdown
-from chatbound.rule import EXTRA_SECTIONS, SECTIONS
+from chatbound.analysis.rule import EXTRA_SECTIONS, SECTIONS
+from chatbound.interfaces import docs
+from chatbound.interfaces.cli import main
+from chatbound.interfaces.reporters.sarif import help_markdown
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = all_rules()
@@ -36,7 +36,7 @@ def test_readme_is_what_a_new_user_needs_under_12000_characters():
 
 
 def test_committed_pages_are_what_the_rules_say():
-    assert docs.stale(ROOT) == [], "stale documentation: run `python -m chatbound.docs`"
+    assert docs.stale(ROOT) == [], "stale documentation: run `python -m chatbound.interfaces.docs`"
 
 
 def test_a_changed_rule_makes_its_page_stale_and_writing_brings_it_back(tmp_path):

@@ -66,8 +66,11 @@ def test_a_miss_of_another_rule_or_a_project_not_run_is_not_caught_or_counted():
 
 def test_record_keeps_verdicts_of_findings_still_reported_and_round_trips(tmp_path):
     recorded = Judged(
-        [found(10, "kept", verdict="wrong", reason="bounded by [-10:]"), found(30, "gone", verdict="right"),
-         found(1, "untouched", project="b/app", verdict="right", reason="b did not run")],
+        [
+            found(10, "kept", verdict="wrong", reason="bounded by [-10:]"),
+            found(30, "gone", verdict="right"),
+            found(1, "untouched", project="b/app", verdict="right", reason="b did not run"),
+        ],
         [Miss("a/app", MEMORY, "bot.py", 50, 'history "sent" whole')],
     )
     new = judged.record(recorded, [found(12, "kept"), found(40, "fresh")], {"a/app"}, {"chatbound_commit": "abc"})
@@ -107,8 +110,10 @@ def test_a_notebook_miss_is_caught_only_in_its_own_cell_and_cells_round_trip(tmp
 
 
 def test_a_file_chatbound_could_not_check_keeps_its_findings_instead_of_vanishing():
-    recorded = Judged([found(3, "kept", verdict="wrong", reason="a task spec"), found(8, "gone", verdict="right")],
-                      [Miss("a/app", MEMORY, "bot.py", 20, "sent whole")])
+    recorded = Judged(
+        [found(3, "kept", verdict="wrong", reason="a task spec"), found(8, "gone", verdict="right")],
+        [Miss("a/app", MEMORY, "bot.py", 20, "sent whole")],
+    )
     crashed = frozenset({("a/app", "bot.py")})
     result = judged.compare(recorded, [], {"a/app"}, crashed)
     assert result.vanished == [] and result.scores == {}

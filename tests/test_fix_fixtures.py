@@ -17,14 +17,14 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-
-from chatbound.apply import fix_run
-from chatbound.config import Settings
-from chatbound.fixes import NOT_A_LIST, framework_kind
-from chatbound.notebooks import Notebook
-from chatbound.runner import run
-
 from conftest import FIXTURES, invoke
+
+from chatbound.fixes.wrap import NOT_A_LIST
+from chatbound.frameworks import framework_kind
+from chatbound.run.config import Settings
+from chatbound.run.fixing import fix_run
+from chatbound.run.notebooks import Notebook
+from chatbound.run.runner import run
 
 RULE = "MEMORY-UNBOUNDED-HISTORY"
 IMPORT = "from chatbound.compaction import bounded_view"
@@ -142,10 +142,20 @@ def test_fixed_files_parse_change_only_the_send_and_are_no_longer_flagged(fixed_
     for path in {f.path for f in fixed}:
         olds, news = _code(before / path), _code(after / path)
         cst.parse_module(Notebook.parse(news[0]).code if path.endswith(".ipynb") else news[0])
-        send_lines = {olds[edit.span.cell].splitlines()[line - 1] for f in fixed if f.path == path for edit in f.fix.edits
-                      if edit.text != IMPORT + "\n" for line in range(edit.span.line, edit.span.end_line + 1)}
-        growth_lines = {olds[cell].splitlines()[line - 1] for f in fixed if f.path == path
-                        for line, cell in zip(f.properties.get("growth_lines", ()), f.properties.get("growth_cells", repeat(0)))}
+        send_lines = {
+            olds[edit.span.cell].splitlines()[line - 1]
+            for f in fixed
+            if f.path == path
+            for edit in f.fix.edits
+            if edit.text != IMPORT + "\n"
+            for line in range(edit.span.line, edit.span.end_line + 1)
+        }
+        growth_lines = {
+            olds[cell].splitlines()[line - 1]
+            for f in fixed
+            if f.path == path
+            for line, cell in zip(f.properties.get("growth_lines", ()), f.properties.get("growth_cells", repeat(0)))
+        }
         cells = [cell for cell in olds if cell] or [0]  # a notebook's cells, else the whole file
         diff = [line for cell in cells for line in difflib.ndiff(olds[cell].splitlines(), news[cell].splitlines())]
         removed = {l[2:] for l in diff if l.startswith("- ")}
@@ -166,8 +176,15 @@ def _code(file: Path) -> dict[int, str]:
 def _wrapped(findings):
     """The list findings with a safe bounded_view fix (the framework memories' own edits, which
     may also rewrite how the history is stored, are checked in test_memory_fixes.py)."""
-    return [f for f in findings if f.fix is not None and f.fix.safe and any("bounded_view(" in e.text for e in f.fix.edits)
-            and framework_kind(f) in ("plain", "langchain") and f.properties.get("storage") not in NOT_A_LIST]
+    return [
+        f
+        for f in findings
+        if f.fix is not None
+        and f.fix.safe
+        and any("bounded_view(" in e.text for e in f.fix.edits)
+        and framework_kind(f) in ("plain", "langchain")
+        and f.properties.get("storage") not in NOT_A_LIST
+    ]
 
 
 def _recheck(root):
@@ -189,11 +206,17 @@ def test_every_message_shape_gets_the_safe_wrap_and_is_clean_after_the_fix(fixed
 
 def test_the_list_histories_left_unfixed_are_exactly_those_bounded_view_cannot_take(fixed_copy):
     findings, before, after, _, _ = fixed_copy
-    lists = [f for f in findings if framework_kind(f) in ("plain", "langchain") and f.properties.get("storage") not in NOT_A_LIST]
+    lists = [
+        f
+        for f in findings
+        if framework_kind(f) in ("plain", "langchain") and f.properties.get("storage") not in NOT_A_LIST
+    ]
     assert {f.path for f in lists if f.fix is None} == set(UNFIXED_LISTS)
     assert all((before / path).read_bytes() == (after / path).read_bytes() for path in UNFIXED_LISTS)
     tails = {f.path: f.fix for f in lists if f.path in TAILS}
-    assert set(tails) == set(TAILS) and all(fix.safe and "bounded_view" not in fix.edits[0].text for fix in tails.values())
+    assert set(tails) == set(TAILS) and all(
+        fix.safe and "bounded_view" not in fix.edits[0].text for fix in tails.values()
+    )
     assert {f.path for f in _recheck(after)} & set(TAILS) == set()
 
 
@@ -201,7 +224,12 @@ def test_support_assistant_fix_is_exactly_the_wrapped_send_and_the_import(fixed_
     _, before, after, _, _ = fixed_copy
     path = "support_assistant/support_service.py"
     tools = "from .tools import TOOL_FUNCTIONS, _schema, api_usage, list_seats, lookup_invoice, open_ticket, refund, reset_sso, start_export\n"
-    expected = (before / path).read_text().replace(tools, tools + IMPORT + "\n").replace("*self.conversation,", "*bounded_view(self.conversation, last_turns=10),")
+    expected = (
+        (before / path)
+        .read_text()
+        .replace(tools, tools + IMPORT + "\n")
+        .replace("*self.conversation,", "*bounded_view(self.conversation, last_turns=10),")
+    )
     assert (after / path).read_text() == expected
 
 
@@ -210,30 +238,41 @@ def test_a_chat_the_page_keeps_and_gives_the_agents_runner_gets_the_send_wrapped
     path = "frameworks_project/streamlit_trip/app.py"
     sent = "Runner.run(planner, st.session_state.chat)"
     expected = (before / path).read_text().replace("import planner\n", f"import planner\n{IMPORT}\n")
-    assert (after / path).read_text() == expected.replace(sent, "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))")
+    assert (after / path).read_text() == expected.replace(
+        sent, "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))"
+    )
 
 
 def test_diff_shows_the_same_change_and_writes_nothing(fixed_copy):
     _, before, after, _, diff = fixed_copy
     expected = "".join(
-        "".join(difflib.unified_diff(
-            (before / path).read_text().splitlines(keepends=True),
-            (after / path).read_text().splitlines(keepends=True),
-            f"a/{path}", f"b/{path}",
-        ))
-        for path in _sources(before) if not path.endswith(".ipynb")  # a notebook's diff is per cell: test_notebooks.py
+        "".join(
+            difflib.unified_diff(
+                (before / path).read_text().splitlines(keepends=True),
+                (after / path).read_text().splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+        for path in _sources(before)
+        if not path.endswith(".ipynb")  # a notebook's diff is per cell: test_notebooks.py
     )
     files = [part for part in diff.split("--- a/") if ".ipynb:cell " not in part.split("\n", 1)[0]]
     assert expected and sorted(files) == sorted(expected.split("--- a/"))
     fixtures = {path for path in _sources(before) if path != "requirements.txt"}
-    assert {path: _sources(before)[path] for path in fixtures} == {path: (FIXTURES / path).read_bytes() for path in fixtures}
+    assert {path: _sources(before)[path] for path in fixtures} == {
+        path: (FIXTURES / path).read_bytes() for path in fixtures
+    }
     assert "+chatbound-compaction>=0.1.0" in diff.split("--- a/requirements.txt")[1]
 
 
 def test_every_history_finding_has_a_safe_fix_and_none_is_left(fixed_copy):
     findings, _, after, fixed, _ = fixed_copy
     assert len(findings) >= 80 and all(f.fix is not None and f.fix.safe for f in findings)
-    assert fixed.output.splitlines()[-1] == f"No findings in {len([p for p in _sources(after) if p.endswith(('.py', '.ipynb'))])} files. Fixed {len(findings)} findings."
+    assert (
+        fixed.output.splitlines()[-1]
+        == f"No findings in {len([p for p in _sources(after) if p.endswith(('.py', '.ipynb'))])} files. Fixed {len(findings)} findings."
+    )
     assert fixed.exit_code == 0 and _recheck(after) == []
 
 
@@ -264,7 +303,10 @@ def test_a_fixed_file_imports_nothing_new_that_its_project_does_not_declare(fixe
         if any(name.startswith(("langchain", "langgraph")) for name in old):
             new.discard("langchain_core")  # every langchain-* and langgraph distribution requires langchain-core
         folder = next(p for p in (after / path).parents if (p / "requirements.txt").exists())
-        declared = {line.split(">")[0].split("=")[0].replace("-", ".") for line in (folder / "requirements.txt").read_text().split()}
+        declared = {
+            line.split(">")[0].split("=")[0].replace("-", ".")
+            for line in (folder / "requirements.txt").read_text().split()
+        }
         assert {f"chatbound.{name}" if name == "compaction" else name for name in new} <= declared, path
 
 

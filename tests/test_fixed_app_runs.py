@@ -13,7 +13,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, invoke
 
 APPS = FIXTURES / "apps"
@@ -46,7 +45,18 @@ def wheels(tmp_path_factory):
     for name, source in (("engine", ROOT / "analyzer" / "compaction"), ("sdk", SDK)):
         copy = tmp_path_factory.mktemp("source") / name
         shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-        _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy))
+        _run(
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(copy),
+        )
     return out
 
 
@@ -67,8 +77,18 @@ def test_the_fixed_app_installs_from_its_own_requirements_offline_and_runs(name,
     env = tmp_path / "env"
     venv.create(env, with_pip=True)
     python = str(env / "bin" / "python")
-    _run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheels),
-         "-r", str(app / "requirements.txt"))
+    _run(
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-index",
+        "--find-links",
+        str(wheels),
+        "-r",
+        str(app / "requirements.txt"),
+    )
     installed = _run(python, "-m", "pip", "list", "--format=freeze", "--exclude", "pip", "--exclude", "setuptools")
     assert installed.split() == ["chatbound-compaction==0.1.0", "openai==1.99.0"]  # no analyzer, no LibCST
 

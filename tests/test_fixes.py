@@ -8,20 +8,20 @@ history and framework), so these tests do not depend on the real rule's precisio
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 import stat
+from dataclasses import replace
 
 import libcst as cst
 import pytest
-
-import chatbound.registry as registry
-from chatbound.analysis import analyze_source
-from chatbound.apply import apply_edits, fix_source
-from chatbound.atomic import write_atomic
-from chatbound.findings import Edit, Finding, Fix, Severity, Span
-from chatbound.rule import Rule
-
 from conftest import invoke
+
+import chatbound.run.registry as registry
+from chatbound.analysis.rule import Rule
+from chatbound.findings import Edit, Finding, Fix, Severity, Span
+from chatbound.fixes.apply import apply_edits
+from chatbound.fixes.atomic import write_atomic
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.trial import fix_source
 
 
 class SendsWholeList(Rule):
@@ -44,8 +44,11 @@ class SendsWholeList(Rule):
                 continue  # a window: MEMORY-WINDOW-SPLITS-TURN's business
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 history = self.context.module.code_for_node(value)
-                self.report(value, f"{history} is sent whole.",
-                            properties={"history": history, "sink": "chat", "framework": self.FRAMEWORK})
+                self.report(
+                    value,
+                    f"{history} is sent whole.",
+                    properties={"history": history, "sink": "chat", "framework": self.FRAMEWORK},
+                )
 
 
 class LangChainSends(SendsWholeList):
@@ -163,12 +166,20 @@ def test_a_history_the_code_does_not_show_is_safe_only_where_it_is_sent_as_the_m
     finding = only(unseen)
     assert finding.fix.safe and finding.fix.edits[0] == Edit(Span(2, 56, 2, 63), "bounded_view(history, last_turns=10)")
     joined = "def ask(history):\n    client.chat.completions.create(messages=[{'role': 'user', 'content': ''.join(history)}])\n"
-    sent = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(2, 82, 2, 89),
-                   properties={"history": "history", "framework": "openai"})
+    sent = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(2, 82, 2, 89),
+        properties={"history": "history", "framework": "openai"},
+    )
     assert joined.splitlines()[1][81:88] == "history"
     assert _fix_for(joined, sent).fix is None  # its items may be records: bounded_view would raise
     text = joined.replace("def ask(history):\n", "def ask(history):\n    history.append(f'User: {q}')\n")
-    assert _fix_for(text, replace(sent, span=Span(3, 82, 3, 89), properties={**sent.properties, "growth_lines": [2]})).fix.safe
+    assert _fix_for(
+        text, replace(sent, span=Span(3, 82, 3, 89), properties={**sent.properties, "growth_lines": [2]})
+    ).fix.safe
 
 
 def test_a_history_that_is_one_string_gets_its_tail_and_records_sent_as_messages_no_edit():
@@ -180,8 +191,14 @@ def test_a_history_that_is_one_string_gets_its_tail_and_records_sent_as_messages
     assert fixed.suggestion.endswith("`--fix` writes `story[-8000:]` in place of `story` (line 5).")
     prefixed = text.replace("    client", "    prompt = 'Go on.' + story\n    client").replace("=story", "=prompt")
     assert prefixed.splitlines()[5][44:50] == "prompt"
-    derived = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 45, 6, 51),
-                      properties={"history": "story", "framework": "openai", "growth_lines": [4]})
+    derived = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(6, 45, 6, 51),
+        properties={"history": "story", "framework": "openai", "growth_lines": [4]},
+    )
     assert _fix_for(prefixed, derived).fix is None  # a tail of the sum would drop the prefix
     records = SERVICE.replace('{"role": "user", "content": question}', '{"author": "ana", "text": question}')
     finding = only(records)
@@ -189,24 +206,37 @@ def test_a_history_that_is_one_string_gets_its_tail_and_records_sent_as_messages
     assert finding.suggestion.endswith("a record is no turn, so none is split.")
 
 
-
 def test_a_history_assigned_text_never_gets_bounded_view_which_raises_on_a_string():
     story = "story = ''\ndef play(action):\n    global story\n    client.chat.completions.create(messages=story)\n"
-    sent = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(4, 45, 4, 50),
-                   properties={"history": "story", "framework": "openai"})
+    sent = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(4, 45, 4, 50),
+        properties={"history": "story", "framework": "openai"},
+    )
     assert story.splitlines()[3][44:49] == "story"
     fixed = _fix_for(story, sent)  # no growth shown: the assignment says it is one string
     assert fixed.fix.safe and fixed.fix.edits == (Edit(Span(4, 45, 4, 50), "story[-8000:]"),)
     derived = "def play(story):\n    prompt = 'Go on.' + story\n    client.chat.completions.create(messages=prompt)\n"
     assert derived.splitlines()[2][44:50] == "prompt"
-    prompt = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(3, 45, 3, 51),
-                     properties={"history": "prompt", "framework": "openai"})
+    prompt = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(3, 45, 3, 51),
+        properties={"history": "prompt", "framework": "openai"},
+    )
     fixed = _fix_for(derived, prompt)
     assert fixed.fix is None  # a tail of prompt would drop 'Go on.'; where story is read is not shown
     assert fixed.suggestion.endswith("or keep the turns in a list to send the last whole ones.")
     formatted = derived.replace("'Go on.' + story", "f'Go on. {story}'")
     assert _fix_for(formatted, prompt).fix is None
-    elsewhere = "def a(x):\n    prompt = 'Go on.' + x\n" + derived.replace("prompt = 'Go on.' + story", "prompt = [story]")
+    elsewhere = "def a(x):\n    prompt = 'Go on.' + x\n" + derived.replace(
+        "prompt = 'Go on.' + story", "prompt = [story]"
+    )
     assert _fix_for(elsewhere, replace(prompt, span=Span(5, 45, 5, 51))).fix.safe  # another function's prompt
 
 
@@ -222,8 +252,14 @@ RENDERS = (
 
 def _rendered(code: str) -> Finding:
     assert code.splitlines()[5][49:62] == "self.render()"
-    return Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(6, 50, 6, 63),
-                   properties={"history": "self.log", "framework": "ollama", "growth_lines": [5]})
+    return Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(6, 50, 6, 63),
+        properties={"history": "self.log", "framework": "ollama", "growth_lines": [5]},
+    )
 
 
 def test_a_send_of_text_a_function_renders_is_bounded_where_the_function_reads_the_history():
@@ -248,7 +284,9 @@ def test_bedrock_and_langchain_lists_get_the_safe_wrap():
     bedrock = "thread = []\nthread.append({'role': 'user', 'content': [{'text': q}]})\nbedrock.converse(modelId='m', messages=thread)\n"
     finding = only(bedrock, BedrockSends)
     assert finding.fix.safe
-    assert apply_edits(bedrock, finding.fix.edits).endswith("bedrock.converse(modelId='m', messages=bounded_view(thread, last_turns=10))\n")
+    assert apply_edits(bedrock, finding.fix.edits).endswith(
+        "bedrock.converse(modelId='m', messages=bounded_view(thread, last_turns=10))\n"
+    )
     code = "from langchain_openai import ChatOpenAI\nhistory.append(HumanMessage(q))\nllm.invoke(messages=history)\n"
     finding = only(code, LangChainSends)
     assert finding.fix.safe
@@ -265,17 +303,20 @@ def test_bedrock_and_langchain_lists_get_the_safe_wrap():
 
 
 def _finding(rule_id: str, span: Span, framework: str = "") -> Finding:
-    return Finding(rule_id, Severity.HIGH, "m", "app.py", span, properties={"framework": framework} if framework else {})
+    return Finding(
+        rule_id, Severity.HIGH, "m", "app.py", span, properties={"framework": framework} if framework else {}
+    )
 
 
 def _fix_for(code: str, finding: Finding):
     from libcst.metadata import MetadataWrapper
 
-    from chatbound.fixes import attach_fixes
+    from chatbound import frameworks
+    from chatbound.fixes.wrap import attach_fixes
 
     module = cst.parse_module(code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return attach_fixes([finding], module, wrapper)[0]
+    return attach_fixes([finding], module, wrapper, frameworks)[0]
 
 
 def test_llamaindex_and_handoff_get_a_suggestion_and_no_edit():
@@ -298,8 +339,14 @@ def test_window_split_by_a_count_slice_becomes_bounded_view_unsafe():
 
 def test_a_fixable_finding_shows_its_edit_and_an_unfixable_one_keeps_the_rules_words():
     code = "client.chat.completions.create(messages=h)\n"
-    finding = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
-                      suggestion="the rule's own words, `bounded_view(conversations[customer], ...)`")
+    finding = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(1, 41, 1, 42),
+        suggestion="the rule's own words, `bounded_view(conversations[customer], ...)`",
+    )
     fixed = _fix_for(code, finding)
     assert fixed.fix.edits[0] == Edit(Span(1, 41, 1, 42), "bounded_view(h, last_turns=10)")
     assert fixed.suggestion == (
@@ -307,8 +354,10 @@ def test_a_fixable_finding_shows_its_edit_and_an_unfixable_one_keeps_the_rules_w
         "`bounded_view(h, last_turns=10)` in place of `h` (line 1) and inserts "
         "`from chatbound.compaction import bounded_view` (line 1)."
     )
-    kept = _fix_for("engine.chat(q, chat_history=history)\n", replace(
-        finding, span=Span(1, 30, 1, 37), properties={"framework": "llama_index", "storage": "framework"}))
+    kept = _fix_for(
+        "engine.chat(q, chat_history=history)\n",
+        replace(finding, span=Span(1, 30, 1, 37), properties={"framework": "llama_index", "storage": "framework"}),
+    )
     assert kept.fix is None and kept.suggestion == finding.suggestion
     assert "ChatMemoryBuffer.from_defaults(token_limit=" in kept.properties["suggested_fix"]
 
@@ -327,8 +376,15 @@ def test_the_help_of_an_unsafe_fix_names_the_command_that_applies_it():
 
 def test_a_fix_that_would_not_parse_is_dropped_with_the_reason():
     code = "client.chat.completions.create(messages=h)\n"
-    bad = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
-                  fix=Fix("broken", (Edit(Span(1, 41, 1, 42), "h((("),)), properties={"history": "h"})
+    bad = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(1, 41, 1, 42),
+        fix=Fix("broken", (Edit(Span(1, 41, 1, 42), "h((("),)),
+        properties={"history": "h"},
+    )
     result = fix_source(code.encode(), "app.py", [bad], [SendsWholeList], {})
     assert result.applied == [] and not result.changed
     assert result.dropped[0][1].startswith("the edited file does not parse (syntax error at 1:")
@@ -336,8 +392,15 @@ def test_a_fix_that_would_not_parse_is_dropped_with_the_reason():
 
 def test_a_fix_that_leaves_the_history_flagged_is_dropped():
     code = "client.chat.completions.create(messages=h)\n"
-    useless = Finding("MEMORY-UNBOUNDED-HISTORY", Severity.HIGH, "m", "app.py", Span(1, 41, 1, 42),
-                      fix=Fix("noop", (Edit(Span(1, 41, 1, 42), "h"),)), properties={"history": "h"})
+    useless = Finding(
+        "MEMORY-UNBOUNDED-HISTORY",
+        Severity.HIGH,
+        "m",
+        "app.py",
+        Span(1, 41, 1, 42),
+        fix=Fix("noop", (Edit(Span(1, 41, 1, 42), "h"),)),
+        properties={"history": "h"},
+    )
     result = fix_source(code.encode(), "app.py", [useless], [SendsWholeList], {})
     assert result.dropped == [(useless, "the edited file is still flagged for the same history")]
 
@@ -372,8 +435,13 @@ def test_check_diff_prints_the_same_change_and_writes_nothing(write, with_stand_
     assert "+from chatbound.compaction import bounded_view" in lines
     assert any(l.startswith("+") and "*bounded_view(self.conversation, last_turns=10)," in l for l in lines)
     assert lines[-7:] == [
-        "--- a/requirements.txt", "+++ b/requirements.txt", "@@ -1 +1,2 @@",
-        "-openai>=1.40", "\\ No newline at end of file", "+openai>=1.40", "+chatbound-compaction>=0.1.0",
+        "--- a/requirements.txt",
+        "+++ b/requirements.txt",
+        "@@ -1 +1,2 @@",
+        "-openai>=1.40",
+        "\\ No newline at end of file",
+        "+openai>=1.40",
+        "+chatbound-compaction>=0.1.0",
     ]
 
 
@@ -388,17 +456,16 @@ def test_without_fix_the_summary_counts_fixable_findings_and_unsafe_ones_need_th
     root = write({"bot.py": SERVICE, "unsafe.py": unsafe, "requirements.txt": ""})
     result = invoke("check", "--select", "MEMORY", ".", cwd=root)
     assert result.exit_code == 1
-    assert result.output.splitlines()[-1].endswith(
-        "in 2 files. 1 fixable with `--fix`. 1 more with `--unsafe-fixes`."
-    )
+    assert result.output.splitlines()[-1].endswith("in 2 files. 1 fixable with `--fix`. 1 more with `--unsafe-fixes`.")
     fixed = invoke("check", "--fix", "--select", "MEMORY", ".", cwd=root)
     assert fixed.exit_code == 1  # the unsafe one is left
     assert (root / "unsafe.py").read_text() == unsafe
-    assert fixed.output.splitlines()[-1].endswith(
-        "Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`."
-    )
+    assert fixed.output.splitlines()[-1].endswith("Fixed 1 finding. 1 fixable with `--fix --unsafe-fixes`.")
     both = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=root)
-    assert both.exit_code == 0 and "messages=bounded_view(self.messages, last_events=20)" in (root / "unsafe.py").read_text()
+    assert (
+        both.exit_code == 0
+        and "messages=bounded_view(self.messages, last_events=20)" in (root / "unsafe.py").read_text()
+    )
 
 
 def test_a_symlink_to_a_file_outside_the_checked_tree_is_not_written(tmp_path):
@@ -427,19 +494,25 @@ def test_crlf_and_a_bom_survive_a_fix():
     assert result.data() == b"\xef\xbb\xbf" + FIXED_SERVICE.replace("\n", "\r\n").encode()
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("agent = Agent(name='a', model=m)\n", "Agent(name='a', model=m, context=Buffered(20))"),
-    ("agent = Agent()\n", "Agent(context=Buffered(20))"),
-    (  # one argument a line: the keyword gets its own line, indented like them; the comment stays put
-        "def build():\n    agent = Agent(\n        name='a',\n        stream=True,  # stream tokens\n    )\n",
-        "Agent(\n        name='a',\n        stream=True,  # stream tokens\n        context=Buffered(20),\n    )",
-    ),
-    ("def build():\n    agent = Agent(name='a',\n                  model=m)\n", "Agent(name='a',\n                  model=m, context=Buffered(20))"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("agent = Agent(name='a', model=m)\n", "Agent(name='a', model=m, context=Buffered(20))"),
+        ("agent = Agent()\n", "Agent(context=Buffered(20))"),
+        (  # one argument a line: the keyword gets its own line, indented like them; the comment stays put
+            "def build():\n    agent = Agent(\n        name='a',\n        stream=True,  # stream tokens\n    )\n",
+            "Agent(\n        name='a',\n        stream=True,  # stream tokens\n        context=Buffered(20),\n    )",
+        ),
+        (
+            "def build():\n    agent = Agent(name='a',\n                  model=m)\n",
+            "Agent(name='a',\n                  model=m, context=Buffered(20))",
+        ),
+    ],
+)
 def test_an_added_keyword_is_laid_out_and_indented_like_the_arguments(source, expected):
     from libcst.metadata import MetadataWrapper
 
-    from chatbound.edits import keyword_added, source_lines
+    from chatbound.fixes.edits import keyword_added, source_lines
 
     wrapper = MetadataWrapper(cst.parse_module(source))
     [call] = _calls(wrapper.module)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from chatbound.config import Settings
-from chatbound.registry import all_rules
-from chatbound.runner import run
-
 from conftest import FIXTURES
+
+from chatbound.run.config import Settings
+from chatbound.run.registry import all_rules
+from chatbound.run.runner import run
 
 FOLDERS = sorted(p.parent for p in FIXTURES.rglob("expected.txt"))
 IMPLEMENTED = {rule.ID for rule in all_rules()}

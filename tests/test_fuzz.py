@@ -7,17 +7,20 @@ import ast
 import warnings
 
 import hypothesmith
+from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatbound.analysis import analyze_source
-from chatbound.registry import all_rules
-
-from conftest import FIXTURES
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import all_rules
 
 SOURCES = sorted(FIXTURES.rglob("*.py"))
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _python_accepts(source: bytes | str) -> bool:

@@ -1,28 +1,39 @@
 """A raw HTTP POST to a model's chat endpoint is a model call: a history kept on an object and
 posted whole in the JSON body is a finding at the history, whichever client posts it (requests,
 httpx, aiohttp; sync and async) and however the URL and the body are spelled (a literal, an
-f-string, a constant, a local). The endpoints and body keys are in chatbound.sinks.CHAT_ENDPOINTS."""
+f-string, a constant, a local). The endpoints and body keys are in chatbound.vocabulary.sinks.CHAT_ENDPOINTS."""
 
 from __future__ import annotations
 
 import pytest
-
 from test_streaming_sinks import bot, findings
 
 # (lines before the class, the post that sends `HISTORY`)
 POSTS = {
-    "requests, literal URL": ("import requests",
-                              "requests.post('https://api.openai.com/v1/chat/completions', json={'messages': HISTORY})"),
-    "httpx, URL constant": ("import httpx\nURL = 'https://api.anthropic.com/v1/messages'",
-                            "httpx.post(URL, json={'max_tokens': 99, 'messages': HISTORY})"),
-    "httpx.AsyncClient, url= keyword": ("import httpx\nhttp = httpx.AsyncClient()",
-                                        "await http.post(url='http://localhost:11434/api/chat', json={'messages': HISTORY})"),
-    "aiohttp, data=json.dumps": ("import aiohttp, json\nsession = aiohttp.ClientSession()",
-                                 "await session.post('http://localhost:11434/api/chat', data=json.dumps({'messages': HISTORY}))"),
-    "requests, an endpoint in an f-string": ("import requests\nAPI = 'https://generativelanguage.googleapis.com/v1beta'",
-                                            "requests.post(f'{API}/models/gemini-2.0-flash:generateContent', json={'contents': HISTORY})"),
-    "requests, a base URL plus the path": ("import requests\nBASE = 'https://llm.internal'",
-                                           "requests.post(BASE + '/v1/chat/completions', json={'messages': HISTORY})"),
+    "requests, literal URL": (
+        "import requests",
+        "requests.post('https://api.openai.com/v1/chat/completions', json={'messages': HISTORY})",
+    ),
+    "httpx, URL constant": (
+        "import httpx\nURL = 'https://api.anthropic.com/v1/messages'",
+        "httpx.post(URL, json={'max_tokens': 99, 'messages': HISTORY})",
+    ),
+    "httpx.AsyncClient, url= keyword": (
+        "import httpx\nhttp = httpx.AsyncClient()",
+        "await http.post(url='http://localhost:11434/api/chat', json={'messages': HISTORY})",
+    ),
+    "aiohttp, data=json.dumps": (
+        "import aiohttp, json\nsession = aiohttp.ClientSession()",
+        "await session.post('http://localhost:11434/api/chat', data=json.dumps({'messages': HISTORY}))",
+    ),
+    "requests, an endpoint in an f-string": (
+        "import requests\nAPI = 'https://generativelanguage.googleapis.com/v1beta'",
+        "requests.post(f'{API}/models/gemini-2.0-flash:generateContent', json={'contents': HISTORY})",
+    ),
+    "requests, a base URL plus the path": (
+        "import requests\nBASE = 'https://llm.internal'",
+        "requests.post(BASE + '/v1/chat/completions', json={'messages': HISTORY})",
+    ),
 }
 
 
@@ -52,17 +63,31 @@ def test_a_body_bound_to_a_local_is_read_where_it_is_bound():
 
 
 def test_a_body_naming_a_model_is_a_chat_call_at_any_url():
-    source = bot("import requests\nURL = os.environ['LLM_URL']", "requests.post(URL, json={'model': 'local', 'messages': HISTORY})", "self.history")
+    source = bot(
+        "import requests\nURL = os.environ['LLM_URL']",
+        "requests.post(URL, json={'model': 'local', 'messages': HISTORY})",
+        "self.history",
+    )
     assert findings(source) == [("MEMORY-UNBOUNDED-HISTORY", 10, 73)]
 
 
-@pytest.mark.parametrize("setup, post", [
-    # the conversation under a key the endpoint does not read (OpenAI's embeddings take `input`)
-    ("import requests", "requests.post('https://api.openai.com/v1/embeddings', json={'model': 'e', 'input': HISTORY})"),
-    # a chat endpoint, but the history is under a key no chat API reads
-    ("import httpx", "httpx.post('https://api.openai.com/v1/chat/completions', json={'messages': [q], 'metadata': HISTORY})"),
-    # a service that is no model, a body that names none
-    ("import httpx", "httpx.post('https://hooks.example/archive', json={'messages': HISTORY})"),
-], ids=["embeddings endpoint", "history under another key", "archive service"])
+@pytest.mark.parametrize(
+    "setup, post",
+    [
+        # the conversation under a key the endpoint does not read (OpenAI's embeddings take `input`)
+        (
+            "import requests",
+            "requests.post('https://api.openai.com/v1/embeddings', json={'model': 'e', 'input': HISTORY})",
+        ),
+        # a chat endpoint, but the history is under a key no chat API reads
+        (
+            "import httpx",
+            "httpx.post('https://api.openai.com/v1/chat/completions', json={'messages': [q], 'metadata': HISTORY})",
+        ),
+        # a service that is no model, a body that names none
+        ("import httpx", "httpx.post('https://hooks.example/archive', json={'messages': HISTORY})"),
+    ],
+    ids=["embeddings endpoint", "history under another key", "archive service"],
+)
 def test_a_post_that_is_no_chat_call_is_not_a_finding(setup, post):
     assert findings(bot(setup, post, "self.history")) == []

@@ -14,11 +14,11 @@ from langchain_core.messages.utils import count_tokens_approximately  # noqa: E4
 from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langgraph.checkpoint.memory import MemorySaver  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
-NODE_APP = '''\
+NODE_APP = """\
 from langgraph.graph import START, MessagesState, StateGraph
 
 
@@ -30,14 +30,14 @@ def build(llm, saver):
     builder.add_node("chatbot", chatbot)
     builder.add_edge(START, "chatbot")
     return builder.compile(checkpointer=saver)
-'''
-AGENT_APP = '''\
+"""
+AGENT_APP = """\
 from langgraph.prebuilt import create_react_agent
 
 
 def build(llm, saver):
     return create_react_agent(llm, [], checkpointer=saver)
-'''
+"""
 TURNS = 12
 WORDS = "the customer asks about the invoice again " * 40  # ~400 tokens a message
 
@@ -80,7 +80,7 @@ def test_checkpointed_state_grows_every_turn_and_the_fix_keeps_it_flat(source):
     assert kept_after == kept_before == 2 * TURNS  # the thread still stores every message
 
 
-FUNCTIONAL_APP = '''\
+FUNCTIONAL_APP = """\
 from langgraph.func import entrypoint, task
 from langgraph.graph import add_messages
 
@@ -97,13 +97,14 @@ def build(llm, saver):
         return entrypoint.final(value=reply, save=add_messages(thread, reply))
 
     return workflow
-'''
+"""
 
 
 def test_a_functional_workflow_resends_what_it_saved_and_the_fix_keeps_it_flat():
     """`previous` is what the last run on the thread saved (langgraph 1.2.24 func/__init__.py):
     the workflow sends it all each turn; trim_messages at the send keeps the send flat while
     each run still saves the whole thread."""
+
     def run_functional(source: str) -> tuple[list[int], int]:
         sent: list[int] = []
 

@@ -19,13 +19,12 @@ import asyncio
 import pytest
 
 pytest.importorskip("llama_index.core.agent.workflow")
+from conftest import invoke  # noqa: E402
 from llama_index.core.llms import ChatMessage  # noqa: E402
 from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
 from llama_index.core.utils import get_tokenizer  # noqa: E402
 
-from conftest import invoke  # noqa: E402
-
-APP = '''\
+APP = """\
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.memory import ChatMemoryBuffer, Memory
 from llama_index.core.workflow import Context
@@ -40,7 +39,7 @@ def build(llm):
 async def ask(text):
     response = await agent.run(text, {given}=kept)
     return str(response)
-'''
+"""
 BUFFER_LIMIT = 2925  # 0.75 of the mock LLM's 3,900-token context window
 MEMORY_LIMIT = 21000  # 0.7 of Memory's 30,000 tokens
 TURNS = 12

@@ -12,12 +12,12 @@ import threading
 import time
 
 import pytest
+from conftest import FIXTURES
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from chatbound.findings import Edit, Finding, Fix, Severity, Span
-from chatbound.lsp import fix_action, in_document, to_range
-from conftest import FIXTURES
+from chatbound.interfaces.lsp import fix_action, in_document, to_range
 
 TIMEOUT = 20  # seconds for any one message; the whole test never hangs
 
@@ -25,7 +25,7 @@ SOURCE = (
     "TOP_K = 30\n"
     "docs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"
     "small = llm.invoke(store.similarity_search(q, k=20))\n"
-    'x = "\U0001F600"; more = llm.invoke(store.similarity_search(q, k=40))\n'
+    'x = "\U0001f600"; more = llm.invoke(store.similarity_search(q, k=40))\n'
 )
 
 
@@ -35,7 +35,10 @@ class Client:
     def __init__(self, cwd) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "chatbound", "lsp"],
-            cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         self.messages: queue.Queue = queue.Queue()
         self.next_id = 0
@@ -115,45 +118,61 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     path = tmp_path / "app.py"
     path.write_text(SOURCE, encoding="utf-8")
     uri = path.as_uri()
-    client.notify("textDocument/didOpen", {
-        "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE},
-    })
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE},
+        },
+    )
 
     published = client.diagnostics(uri)
     assert published["version"] == 1
     # k=20 on line 3 is within max-top-k = 25 from pyproject.toml: not reported
     first, second = published["diagnostics"]
     assert first["code"] == "RAG-EXCESSIVE-TOP-K" and first["source"] == "chatbound"
-    assert first["codeDescription"]["href"] == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
+    assert (
+        first["codeDescription"]["href"]
+        == "https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md"
+    )
     assert first["severity"] == 2  # medium -> Warning
     assert first["range"] == lsp_range(1, 45, 1, 52)
-    assert first["message"].startswith("30 retrieved results per query reach the model here (k=30, from TOP_K = 30 (line 1))")
+    assert first["message"].startswith(
+        "30 retrieved results per query reach the model here (k=30, from TOP_K = 30 (line 1))"
+    )
     assert first["relatedInformation"] == [
         {"location": {"uri": uri, "range": lsp_range(0, 8, 0, 10)}, "message": "k is set here"},
     ]
     # after an emoji (one code point, two UTF-16 units) the character offsets shift by one
     assert second["range"] == lsp_range(3, 55, 3, 59)
 
-    actions = client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri},
-        "range": lsp_range(1, 47, 1, 47),
-        "context": {"diagnostics": [first]},
-    })
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": lsp_range(1, 47, 1, 47),
+            "context": {"diagnostics": [first]},
+        },
+    )
     assert [(a["title"], a["kind"]) for a in actions] == [
         ("chatbound: ignore RAG-EXCESSIVE-TOP-K on this line", "quickfix"),
     ]
-    assert actions[0]["edit"]["changes"][uri] == [{
-        "range": lsp_range(1, 0, 1, 54),
-        "newText": "docs = llm.invoke(store.similarity_search(q, k=TOP_K))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]",
-    }]
+    assert actions[0]["edit"]["changes"][uri] == [
+        {
+            "range": lsp_range(1, 0, 1, 54),
+            "newText": "docs = llm.invoke(store.similarity_search(q, k=TOP_K))  # chatbound: ignore[RAG-EXCESSIVE-TOP-K]",
+        }
+    ]
     assert actions[0]["diagnostics"][0]["code"] == "RAG-EXCESSIVE-TOP-K"
 
     # two quick edits: the first is superseded within the debounce window and never published
     for version, text in ((2, "35"), (3, "4")):
-        client.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": lsp_range(3, 57, 3, 59), "text": text}],
-        })
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": lsp_range(3, 57, 3, 59), "text": text}],
+            },
+        )
     seen: list = []
     after_change = client.diagnostics(uri, seen)
     assert after_change["version"] == 3
@@ -180,26 +199,35 @@ def test_a_send_in_another_module_is_shown_and_goes_away_when_that_module_bounds
     client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
     client.notify("initialized", {})
     bot, llm = (app / "bot.py").as_uri(), (app / "llm.py").as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": bot, "languageId": "python", "version": 1, "text": (app / "bot.py").read_text()}})
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": bot, "languageId": "python", "version": 1, "text": (app / "bot.py").read_text()}},
+    )
 
     (finding,) = client.diagnostics(bot)["diagnostics"]
     assert finding["code"] == "MEMORY-UNBOUNDED-HISTORY"
     assert finding["range"] == lsp_range(10, 18, 10, 25)  # `history` in `chat(history)`
     elsewhere = [r for r in finding["relatedInformation"] if r["location"]["uri"] != bot]
-    assert elsewhere == [{
-        "location": {"uri": llm, "range": lsp_range(8, 11, 8, 73)},
-        "message": "`history` is sent whole to openai.chat.completions.create here",
-    }]
+    assert elsewhere == [
+        {
+            "location": {"uri": llm, "range": lsp_range(8, 11, 8, 73)},
+            "message": "`history` is sent whole to openai.chat.completions.create here",
+        }
+    ]
 
     text = (app / "llm.py").read_text()
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": llm, "languageId": "python", "version": 1, "text": text}})
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": llm, "languageId": "python", "version": 1, "text": text}}
+    )
     assert client.diagnostics(llm)["diagnostics"] == []
     start = text.splitlines()[8].index("messages=messages") + len("messages=messages")
-    client.notify("textDocument/didChange", {
-        "textDocument": {"uri": llm, "version": 2},
-        "contentChanges": [{"range": lsp_range(8, start, 8, start), "text": "[-20:]"}],
-    })
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": llm, "version": 2},
+            "contentChanges": [{"range": lsp_range(8, start, 8, start), "text": "[-20:]"}],
+        },
+    )
     assert client.diagnostics(bot)["diagnostics"] == []  # the file on disk still sends it whole
     assert "[-20:]" not in (app / "llm.py").read_text()
 
@@ -214,9 +242,12 @@ def test_a_bad_config_is_shown_once_and_the_server_keeps_running(client, tmp_pat
     client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
     client.notify("initialized", {})
     uri = (tmp_path / "app.py").as_uri()
-    client.notify("textDocument/didOpen", {
-        "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE},
-    })
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE},
+        },
+    )
     shown = client.wait(lambda m: m.get("method") == "window/showMessage")
     assert shown["params"]["type"] == 1 and "unknown key `selec` in [tool.chatbound]" in shown["params"]["message"]
     assert client.diagnostics(uri)["diagnostics"] == []
@@ -224,9 +255,12 @@ def test_a_bad_config_is_shown_once_and_the_server_keeps_running(client, tmp_pat
 
 
 def test_a_fix_becomes_a_workspace_edit_in_utf16_positions():
-    document = TextDocument("file:///app.py", 'x = "\U0001F600"; history = messages\n')
+    document = TextDocument("file:///app.py", 'x = "\U0001f600"; history = messages\n')
     finding = Finding(
-        rule_id="RAG-EXCESSIVE-TOP-K", severity=Severity.MEDIUM, message="m", path="app.py",
+        rule_id="RAG-EXCESSIVE-TOP-K",
+        severity=Severity.MEDIUM,
+        message="m",
+        path="app.py",
         span=Span(1, 20, 1, 28),
         fix=Fix("Send the last 20 messages", (Edit(Span(1, 20, 1, 28), "messages[-20:]"),), safe=True),
     )

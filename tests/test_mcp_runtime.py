@@ -16,10 +16,10 @@ pytest.importorskip("mcp.server.mcpserver", reason="the in-memory Client and MCP
 from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
-APP = '''\
+APP = """\
 from anthropic import Anthropic
 from mcp import ClientSession
 
@@ -35,11 +35,20 @@ class Desk:
                  for t in response.tools]
         reply = self.anthropic.messages.create(model="claude-sonnet-4-5", max_tokens=1000, messages=messages, tools=tools)
         return reply.content[0].text
-'''
+"""
 FILTERED = APP.replace("for t in response.tools]", "for t in response.tools if t.name in NEEDED]").replace(
-    "\n\nclass Desk:", '\nNEEDED = {"read_file", "search_files"}\n\n\nclass Desk:')
-SERVED = ("read_file", "search_files", "write_file", "move_file", "list_directory", "create_directory",
-          "get_file_info", "list_allowed_directories")
+    "\n\nclass Desk:", '\nNEEDED = {"read_file", "search_files"}\n\n\nclass Desk:'
+)
+SERVED = (
+    "read_file",
+    "search_files",
+    "write_file",
+    "move_file",
+    "list_directory",
+    "create_directory",
+    "get_file_info",
+    "list_allowed_directories",
+)
 LATER = ("delete_file", "zip_directory", "tail_file", "edit_file")
 
 

@@ -5,8 +5,8 @@ folder's expectations, checked with every rule by test_fixtures.py."""
 
 from __future__ import annotations
 
-from chatbound.analysis import analyze_source
 from chatbound.rules.memory_unbounded_history import MemoryUnboundedHistory
+from chatbound.run.pipeline import analyze_source
 
 SLICED_COPY = """\
 from openai import OpenAI
@@ -46,6 +46,7 @@ def ask(user, q):
     history.append({"role": "assistant", "content": reply.choices[0].message.content})
     chats[user] = history
 """
+
 
 def only(code: str):
     findings = analyze_source(code, "app.py", [MemoryUnboundedHistory], {}).findings
@@ -98,7 +99,9 @@ def test_a_store_that_only_looks_like_an_expiring_one_is_not_named_so():
     for code in (unknown_ttl, own_class):
         finding = only(code)
         assert "time to live" not in finding.message and "lifetime_seconds" not in finding.properties
-        assert finding.message.startswith("`history` carries `sessions[user]`, which is a per-session entry of a long-lived dict")
+        assert finding.message.startswith(
+            "`history` carries `sessions[user]`, which is a per-session entry of a long-lived dict"
+        )
 
 
 def test_cost_projects_an_expiring_session_within_its_time_to_live(write):

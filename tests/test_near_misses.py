@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from chatbound.analysis import analyze_source
-from chatbound.registry import all_rules
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import all_rules
 
 LONG = "Answer politely and cite the policy section you used. " * 300
 
 NEAR_MISSES = {
     "MEMORY-UNBOUNDED-HISTORY": {
         "a history that grows but only reaches the screen": (
-            "history = []\n"
-            "def turn(q):\n"
-            "    history.append({'role': 'user', 'content': q})\n"
-            "    print(history)\n"
+            "history = []\ndef turn(q):\n    history.append({'role': 'user', 'content': q})\n    print(history)\n"
         ),
         "one document picked from a growing list of documents (next of a filter)": (
             "class Index:\n"
@@ -149,8 +146,7 @@ NEAR_MISSES = {
     },
     "RAG-EXCESSIVE-TOP-K": {
         "a vector-store test asking for a thousand": (
-            "def test_everything(store):\n"
-            "    assert len(store.similarity_search('q', k=1000)) == 1000\n"
+            "def test_everything(store):\n    assert len(store.similarity_search('q', k=1000)) == 1000\n"
         ),
         "a wide search reranked to four before the prompt": (
             "def answer(q):\n"
@@ -176,12 +172,10 @@ NEAR_MISSES = {
     },
     "TOOLS-ALL-REGISTERED": {
         "a catch-all name imported, its size not shown": (
-            "from .registry import ALL_TOOLS\n"
-            "llm = ChatOpenAI(model='gpt-4o').bind_tools(ALL_TOOLS)\n"
+            "from .registry import ALL_TOOLS\nllm = ChatOpenAI(model='gpt-4o').bind_tools(ALL_TOOLS)\n"
         ),
         "an all_tools() of another module": (
-            "from .registry import all_tools\n"
-            "llm = ChatOpenAI(model='gpt-4o').bind_tools(all_tools())\n"
+            "from .registry import all_tools\nllm = ChatOpenAI(model='gpt-4o').bind_tools(all_tools())\n"
         ),
         "a router whose tools are handoffs to specialists": (
             "from agents import Agent, handoff\n"
@@ -191,7 +185,7 @@ NEAR_MISSES = {
         ),
         "every tool of an MCP server whose script, run here with python -c, registers two": (
             "from smolagents import CodeAgent, MCPClient\n"
-            "SERVER = 'from mcp.server.fastmcp import FastMCP\\nmcp = FastMCP(\"w\")\\n"
+            'SERVER = \'from mcp.server.fastmcp import FastMCP\\nmcp = FastMCP("w")\\n'
             "@mcp.tool()\\ndef today(city): ...\\n@mcp.tool()\\ndef week(city): ...\\nmcp.run()'\n"
             "def ask(q, model):\n"
             "    with MCPClient(StdioServerParameters(command='python', args=['-c', SERVER])) as tools:\n"

@@ -15,14 +15,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, invoke
 from pygls.workspace import TextDocument
 
-from chatbound.apply import fix_findings
-from chatbound.config import load_settings
-from chatbound.lsp import diagnostic, fix_action, in_document
-from chatbound.registry import select_rules
-from chatbound.runner import check_source, rule_options, run
-from conftest import FIXTURES, invoke
+from chatbound.interfaces.lsp import diagnostic, fix_action, in_document
+from chatbound.run.config import load_settings
+from chatbound.run.fixing import fix_findings
+from chatbound.run.registry import select_rules
+from chatbound.run.runner import check_source, rule_options, run
 
 # `writes `NEW` in place of `OLD` (line 15)`, `inserts `A` then `B` (line 6)`, `removes `OLD` (line 3)`
 EDIT = re.compile(r"(writes|inserts|removes) ((?:`[^`]*`(?: then )?)+)(?: in place of (`[^`]*`))? \(line (\d+)\)")
@@ -33,8 +33,9 @@ DECLARES = re.compile(r"also declares `([^`]*)` in .* \(([^():]+):(\d+)\)\.$")
 def fixed_tree(tmp_path_factory):
     """The fixture folders copied (so nothing is written into the checkout), checked once."""
     root = Path(shutil.copytree(FIXTURES, tmp_path_factory.mktemp("story") / "fixtures"))
-    outputs = {kind: invoke("check", "--output-format", kind, ".", cwd=root).output
-               for kind in ("json", "sarif", "text")}
+    outputs = {
+        kind: invoke("check", "--output-format", kind, ".", cwd=root).output for kind in ("json", "sarif", "text")
+    }
     return root, outputs
 
 
@@ -56,9 +57,11 @@ def _apply(text: str, edits: list[tuple[int, int, int, int, str]], base: int) ->
         return at
 
     out = text
-    ordered = sorted(enumerate(edits), key=lambda e: (e[1][0], e[1][1], e[0]), reverse=True)  # insertions keep their order
+    ordered = sorted(
+        enumerate(edits), key=lambda e: (e[1][0], e[1][1], e[0]), reverse=True
+    )  # insertions keep their order
     for _, (line, column, end_line, end_column, new) in ordered:
-        out = out[: offset(line, column)] + new + out[offset(end_line, end_column):]
+        out = out[: offset(line, column)] + new + out[offset(end_line, end_column) :]
     return out
 
 
@@ -74,10 +77,15 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
     settings, findings = _fixable(root, monkeypatch)
     assert len(findings) >= 100  # the fixtures' fixable findings: a test over none proves nothing
     shown = {(f["path"], f["line"], f["column"], f["rule_id"]): f for f in json.loads(outputs["json"])["findings"]}
-    sarif = {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-              r["locations"][0]["physicalLocation"]["region"]["startLine"],
-              r["locations"][0]["physicalLocation"]["region"]["startColumn"], r["ruleId"]): r
-             for r in json.loads(outputs["sarif"])["runs"][0]["results"]}
+    sarif = {
+        (
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["locations"][0]["physicalLocation"]["region"]["startColumn"],
+            r["ruleId"],
+        ): r
+        for r in json.loads(outputs["sarif"])["runs"][0]["results"]
+    }
     rules, options = select_rules(settings.select, settings.ignore), rule_options(settings)
     declared, unseen = 0, []
     for finding in findings:
@@ -99,8 +107,9 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
             assert " ".join(parts) == _one_line(edit.text), where
             assert int(line) == edit.span.line + (verb == "inserts" and edit.text.startswith("\n")), where
             if old:
-                assert _one_line(original.splitlines()[edit.span.line - 1][edit.span.col - 1:]).startswith(
-                    _one_line(old.strip("`"))[:40]), where
+                assert _one_line(original.splitlines()[edit.span.line - 1][edit.span.col - 1 :]).startswith(
+                    _one_line(old.strip("`"))[:40]
+                ), where
             for part in parts:  # what the help quotes is in the file --fix writes
                 assert part in _one_line(written[finding.path].fixed), where
 
@@ -109,8 +118,16 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
         assert help_text in result["message"]["text"], where
         for change in result["fixes"][0]["artifactChanges"]:
             path = change["artifactLocation"]["uri"]
-            edits = [(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"], r["deletedRegion"]["endLine"],
-                      r["deletedRegion"]["endColumn"], r["insertedContent"]["text"]) for r in change["replacements"]]
+            edits = [
+                (
+                    r["deletedRegion"]["startLine"],
+                    r["deletedRegion"]["startColumn"],
+                    r["deletedRegion"]["endLine"],
+                    r["deletedRegion"]["endColumn"],
+                    r["insertedContent"]["text"],
+                )
+                for r in change["replacements"]
+            ]
             assert _apply(written[path].original, edits, base=1) == written[path].fixed, (where, path)
         assert {c["artifactLocation"]["uri"] for c in result["fixes"][0]["artifactChanges"]} == set(written), where
 
@@ -126,8 +143,14 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
         # the language server: the diagnostic carries the help, the quick fix what --fix writes
         source = Path(finding.path).read_text(encoding="utf-8")
         document = TextDocument(Path(finding.path).resolve().as_uri(), source)
-        live = next((f for f in check_source(source, Path(finding.path), settings).findings
-                     if (f.span, f.rule_id) == (finding.span, finding.rule_id)), None)
+        live = next(
+            (
+                f
+                for f in check_source(source, Path(finding.path), settings).findings
+                if (f.span, f.rule_id) == (finding.span, finding.rule_id)
+            ),
+            None,
+        )
         if live is None:
             unseen.append(finding.path)
             continue
@@ -136,8 +159,10 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
         action = fix_action(live, in_document(document), diag)
         for uri, text_edits in action.edit.changes.items():
             path = Path(uri.removeprefix("file://")).relative_to(root.resolve()).as_posix()
-            edits = [(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
-                     for e in text_edits]
+            edits = [
+                (e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+                for e in text_edits
+            ]
             assert _apply(written[path].original, edits, base=0) == written[path].fixed, (where, path)
         assert len(action.edit.changes) == len(written), where
 
@@ -157,5 +182,12 @@ def test_the_help_desk_help_names_the_expression_the_fix_writes_not_the_stored_h
         "`chatbound-compaction>=0.1.0` in apps/helpdesk/requirements.txt (apps/helpdesk/requirements.txt:2)."
     )
     assert "conversations[customer]" not in finding["suggestion"]
-    assert finding["fix"]["edits"][2] == {"text": "chatbound-compaction>=0.1.0\n", "path": "apps/helpdesk/requirements.txt",
-                                          "cell": None, "line": 2, "column": 1, "end_line": 2, "end_column": 1}
+    assert finding["fix"]["edits"][2] == {
+        "text": "chatbound-compaction>=0.1.0\n",
+        "path": "apps/helpdesk/requirements.txt",
+        "cell": None,
+        "line": 2,
+        "column": 1,
+        "end_line": 2,
+        "end_column": 1,
+    }

@@ -20,14 +20,14 @@ from agents import set_tracing_disabled  # noqa: E402
 from agents.items import ModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
+from conftest import FIXTURES, invoke  # noqa: E402
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
-from conftest import FIXTURES, invoke  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
-APP = '''\
+APP = """\
 from agents import Agent, Runner, SQLiteSession
 
 
@@ -40,7 +40,7 @@ def build(model):
 async def ask(text):
     result = await Runner.run(desk, text, session=session)
     return result.final_output
-'''
+"""
 TURNS = 30
 set_tracing_disabled(True)  # no trace export: the tests run without network
 
@@ -51,8 +51,9 @@ class Recording(Model):
     def __init__(self) -> None:
         self.sent: list[int] = []
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
-                           tracing, **kwargs):
+    async def get_response(
+        self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+    ):
         self.sent.append(1 if isinstance(input, str) else len(input))
         text = ResponseOutputText(type="output_text", text="Done.", annotations=[])
         message = ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[text])
@@ -81,7 +82,11 @@ def run(source: str) -> tuple[list[int], int]:
 def test_a_session_without_a_limit_sends_every_item_and_the_fix_keeps_it_flat():
     rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
     [finding] = analyze_source(APP, "app.py", rules).findings
-    assert (finding.rule_id, finding.span.line, finding.span.col) == ("MEMORY-UNBOUNDED-HISTORY", 7, 15)  # at the session it keeps
+    assert (finding.rule_id, finding.span.line, finding.span.col) == (
+        "MEMORY-UNBOUNDED-HISTORY",
+        7,
+        15,
+    )  # at the session it keeps
     before, kept_before = run(APP)
     assert before == [2 * turn + 1 for turn in range(TURNS)]  # every earlier question and answer, and the new one
     fixed = apply_edits(APP, finding.fix.edits)
@@ -92,8 +97,12 @@ def test_a_session_without_a_limit_sends_every_item_and_the_fix_keeps_it_flat():
 
 
 def test_a_session_with_a_limit_is_flat_and_not_reported():
-    source = APP.replace('SQLiteSession("customer-1")', 'SQLiteSession("customer-1", session_settings=SessionSettings(limit=10))')
-    source = source.replace("import Agent, Runner, SQLiteSession", "import Agent, Runner, SessionSettings, SQLiteSession")
+    source = APP.replace(
+        'SQLiteSession("customer-1")', 'SQLiteSession("customer-1", session_settings=SessionSettings(limit=10))'
+    )
+    source = source.replace(
+        "import Agent, Runner, SQLiteSession", "import Agent, Runner, SessionSettings, SQLiteSession"
+    )
     rules = [r for r in all_rules() if r.ID == "MEMORY-UNBOUNDED-HISTORY"]
     assert analyze_source(source, "app.py", rules).findings == []
     sent, kept = run(source)
@@ -116,8 +125,9 @@ def rerun_page(page, monkeypatch) -> tuple[list[int], int]:
     state = SessionState()
     questions = iter(f"question {turn}" for turn in range(TURNS))
     shown = SimpleNamespace(write=lambda text: None)
-    streamlit = SimpleNamespace(session_state=state, chat_input=lambda prompt: next(questions),
-                                chat_message=lambda role: shown)
+    streamlit = SimpleNamespace(
+        session_state=state, chat_input=lambda prompt: next(questions), chat_message=lambda role: shown
+    )
     monkeypatch.setitem(sys.modules, "streamlit", streamlit)
     monkeypatch.syspath_prepend(str(page.parent))
     monkeypatch.delitem(sys.modules, "trip_agents", raising=False)
@@ -139,7 +149,9 @@ def test_a_streamlit_chat_sent_to_the_runner_grows_and_the_fix_keeps_it_flat(tmp
 
     fixed = invoke("check", "--fix", "--select", "MEMORY", ".", cwd=tmp_path)
     assert fixed.exit_code == 0 and "Fixed 1 finding." in fixed.output
-    assert "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))" in (tmp_path / "app.py").read_text()
+    assert (
+        "Runner.run(planner, bounded_view(st.session_state.chat, last_turns=10))" in (tmp_path / "app.py").read_text()
+    )
     assert (tmp_path / "requirements.txt").read_text().endswith("chatbound-compaction>=0.1.0\n")
     assert invoke("check", "--select", "MEMORY", ".", cwd=tmp_path).exit_code == 0  # the bounded send is not reported
     after, kept_after = rerun_page(tmp_path / "app.py", monkeypatch)  # the fixed page starts and runs

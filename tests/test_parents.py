@@ -1,14 +1,13 @@
-"""`chatbound.visitors`: parents and the batched traversal, as LibCST gives them, computed faster."""
+"""`chatbound.syntax.visitors`: parents and the batched traversal, as LibCST gives them, computed faster."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from chatbound.visitors import TOKEN_CLASSES, parents
-
-from conftest import FIXTURES
+from chatbound.syntax.visitors import TOKEN_CLASSES, parents
 
 
 def test_parents_equal_libcsts_provider_on_every_fixture_file_but_for_tokens():
@@ -46,7 +45,7 @@ class _Recorder(cst.CSTVisitor):
 
 
 def test_visit_batched_meets_every_node_but_the_tokens_in_libcsts_order_without_rebuilding_it():
-    from chatbound.visitors import visit_batched
+    from chatbound.syntax.visitors import visit_batched
 
     checked = 0
     for path in sorted(FIXTURES.rglob("*.py")):
@@ -69,14 +68,26 @@ def test_visit_batched_meets_every_node_but_the_tokens_in_libcsts_order_without_
     assert checked > 80_000
 
 
-ORDERED = (cst.Name, cst.Call, cst.Attribute, cst.Subscript, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For,
-           cst.While, cst.If, cst.Del, cst.Return)
+ORDERED = (
+    cst.Name,
+    cst.Call,
+    cst.Attribute,
+    cst.Subscript,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.For,
+    cst.While,
+    cst.If,
+    cst.Del,
+    cst.Return,
+)
 
 
 def test_preorder_ranks_follow_the_source_text():
     from libcst.metadata import PositionProvider
 
-    from chatbound.visitors import preorder
+    from chatbound.syntax.visitors import preorder
 
     for path in sorted(FIXTURES.rglob("*.py")):
         module = cst.parse_module(path.read_bytes())
@@ -86,23 +97,52 @@ def test_preorder_ranks_follow_the_source_text():
         # statement's position leaves out, are not among them)
         starts = sorted((n for n in positions if isinstance(n, ORDERED)), key=lambda node: ranks[node])
         # in rank order the start positions never go back, and an ancestor ranks before what it holds
-        assert all((positions[a].start.line, positions[a].start.column) <= (positions[b].start.line, positions[b].start.column)
-                   for a, b in zip(starts, starts[1:])), path
+        assert all(
+            (positions[a].start.line, positions[a].start.column) <= (positions[b].start.line, positions[b].start.column)
+            for a, b in zip(starts, starts[1:])
+        ), path
         found = parents(module)
         assert all(ranks[found[node]] < ranks[node] for node in found), path
 
 
 def test_the_tokens_the_walks_skip_are_whitespace_punctuation_operators_and_brackets():
     names = {cls.__name__ for cls in TOKEN_CLASSES}
-    assert {"SimpleWhitespace", "Comment", "EmptyLine", "Comma", "Dot", "AssignEqual", "Add", "Not", "In",
-            "AddAssign", "LeftParen", "RightSquareBracket", "LeftCurlyBrace", "ImportStar"} <= names
-    assert not names & {"Name", "Call", "Attribute", "SimpleString", "Param", "ImportAlias", "Arg", "Element",
-                        "BinaryOperation", "UnaryOperation", "Comparison", "ComparisonTarget", "Asynchronous"}
+    assert {
+        "SimpleWhitespace",
+        "Comment",
+        "EmptyLine",
+        "Comma",
+        "Dot",
+        "AssignEqual",
+        "Add",
+        "Not",
+        "In",
+        "AddAssign",
+        "LeftParen",
+        "RightSquareBracket",
+        "LeftCurlyBrace",
+        "ImportStar",
+    } <= names
+    assert not names & {
+        "Name",
+        "Call",
+        "Attribute",
+        "SimpleString",
+        "Param",
+        "ImportAlias",
+        "Arg",
+        "Element",
+        "BinaryOperation",
+        "UnaryOperation",
+        "Comparison",
+        "ComparisonTarget",
+        "Asynchronous",
+    }
 
 
 def test_no_rule_visits_a_token():
-    from chatbound.registry import select_rules
-    from chatbound.visitors import _method_names
+    from chatbound.run.registry import select_rules
+    from chatbound.syntax.visitors import _method_names
 
     tokens = {cls.__name__ for cls in TOKEN_CLASSES}
     for rule in select_rules():
@@ -113,7 +153,8 @@ def test_no_rule_visits_a_token():
 def test_the_unchecked_parse_gives_libcsts_tree_and_leaves_checks_on_for_nodes_built_later():
     import gc
 
-    from chatbound.analysis import analyze_source, parse
+    from chatbound.run.pipeline import analyze_source
+    from chatbound.syntax.parse import parse
 
     for path in sorted(FIXTURES.rglob("*.py")):
         source = path.read_bytes()
@@ -128,8 +169,8 @@ def test_the_unchecked_parse_gives_libcsts_tree_and_leaves_checks_on_for_nodes_b
 def test_the_parents_and_ranks_a_rule_reads_in_leave_module_come_from_the_traversal_and_are_whole(monkeypatch):
     """The rules' traversal records them as it walks (no walk of their own): asked in `leave_Module`, they are ParentNodeProvider's mapping (tokens aside) and
     each node's place in the visit order."""
-    from chatbound import visitors
-    from chatbound.visitors import preorder, visit_batched
+    from chatbound.syntax import visitors
+    from chatbound.syntax.visitors import preorder, visit_batched
 
     checked = 0
     for path in sorted(FIXTURES.rglob("*.py")):
@@ -140,13 +181,17 @@ def test_the_parents_and_ranks_a_rule_reads_in_leave_module_come_from_the_traver
 
         class Asks:
             def get_visitors(self):
-                table = {f"visit_{cls.__name__}": visited.append for cls in {type(n) for n in expected} | {type(module)}}
+                table = {
+                    f"visit_{cls.__name__}": visited.append for cls in {type(n) for n in expected} | {type(module)}
+                }
                 table["leave_Module"] = lambda node: seen.update(parents=parents(module), ranks=preorder(module))
                 return table
 
         walked = []
         with monkeypatch.context() as patched:
-            patched.setattr(visitors, "children", lambda node, step=visitors.children: walked.append(node) or step(node))
+            patched.setattr(
+                visitors, "children", lambda node, step=visitors.children: walked.append(node) or step(node)
+            )
             visit_batched(module, [Asks()])
         assert len(walked) == len(visited), path  # each node's children read once: one walk
         assert len(seen["parents"]) == len(expected), path

@@ -1,4 +1,4 @@
-"""`chatbound.positions` gives every node but the tokens (which no rule reports) the position
+"""`chatbound.syntax.positions` gives every node but the tokens (which no rule reports) the position
 LibCST's PositionProvider gives it: with the module's text (statements' lines read from
 CPython's parse) and without it (from LibCST's codegen)."""
 
@@ -8,12 +8,11 @@ import random
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from chatbound.positions import Positions
-from chatbound.visitors import TOKEN_CLASSES, parents
-
-from conftest import FIXTURES
+from chatbound.syntax.positions import Positions
+from chatbound.syntax.visitors import TOKEN_CLASSES, parents
 
 
 def _compare(module, order, source=""):
@@ -26,8 +25,11 @@ def _compare(module, order, source=""):
     return len(nodes)
 
 
-@pytest.mark.parametrize("order", [lambda nodes: None, lambda nodes: nodes.reverse(),
-                                   lambda nodes: random.Random(7).shuffle(nodes)], ids=["forward", "reverse", "shuffled"])
+@pytest.mark.parametrize(
+    "order",
+    [lambda nodes: None, lambda nodes: nodes.reverse(), lambda nodes: random.Random(7).shuffle(nodes)],
+    ids=["forward", "reverse", "shuffled"],
+)
 @pytest.mark.parametrize("with_source", [True, False], ids=["cpython-lines", "codegen-lines"])
 def test_every_node_of_every_fixture_has_libcsts_position(order, with_source):
     checked = 0
@@ -37,15 +39,18 @@ def test_every_node_of_every_fixture_has_libcsts_position(order, with_source):
     assert checked > 40_000
 
 
-@pytest.mark.parametrize("code", [
-    "#!/usr/bin/env python\n# header comment\n\nimport os\n\n\nclass A(B):\n    '''doc'''\n\n    @dec\n    def m(self, x):\n        if x:\n            return [\n                x,\n            ]\n        # trailing comment\n\n    x = 1\n# footer\n",
-    "def f():\r\n    return 1\r\n\r\nclass C:\r\n    def g(self): return 2\r\n",
-    "class C:\n\tdef f(self):\n\t\treturn '''a\nb'''\n\tdef g(self):\n\t\tpass\n",
-    "class C: x = 1\ndef f(): return 2\nasync def g():\n    async with a as b:\n        await b\n",
-    "# lead\n\n@one\n# between\n\n@two(\n    3,\n)\n\nasync def f(): a = 1; b = 2\n\n\n@(\n    dec\n)\nclass C:\n\n    # c\n    @property\n\n    def p(self):\n        x = 1; y = (\n            2)\n        return x\n    # end of class\n",
-    "x = 1; y = 2\nz = (\n    3\n)  # tail\n\\\n\nif x:\n    pass\n",
-    "",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "#!/usr/bin/env python\n# header comment\n\nimport os\n\n\nclass A(B):\n    '''doc'''\n\n    @dec\n    def m(self, x):\n        if x:\n            return [\n                x,\n            ]\n        # trailing comment\n\n    x = 1\n# footer\n",
+        "def f():\r\n    return 1\r\n\r\nclass C:\r\n    def g(self): return 2\r\n",
+        "class C:\n\tdef f(self):\n\t\treturn '''a\nb'''\n\tdef g(self):\n\t\tpass\n",
+        "class C: x = 1\ndef f(): return 2\nasync def g():\n    async with a as b:\n        await b\n",
+        "# lead\n\n@one\n# between\n\n@two(\n    3,\n)\n\nasync def f(): a = 1; b = 2\n\n\n@(\n    dec\n)\nclass C:\n\n    # c\n    @property\n\n    def p(self):\n        x = 1; y = (\n            2)\n        return x\n    # end of class\n",
+        "x = 1; y = 2\nz = (\n    3\n)  # tail\n\\\n\nif x:\n    pass\n",
+        "",
+    ],
+)
 @pytest.mark.parametrize("with_source", [True, False], ids=["cpython-lines", "codegen-lines"])
 def test_corners(code, with_source):
     module = cst.parse_module(code)

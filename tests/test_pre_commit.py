@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 from test_cli import BAD_TOP_K, GOOD
 
@@ -22,8 +21,13 @@ SHIPPED = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "analyzer", 
 
 
 def git(*args, cwd):
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
@@ -49,7 +53,11 @@ def try_repo(hooks, project, home, hook="chatbound"):
     env.pop("VIRTUAL_ENV", None)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), hook, "--all-files"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -57,7 +65,11 @@ def test_hook_definitions():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"chatbound", "chatbound-fix"}
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"]  # notebooks too, as ruff's hook
+        assert hook["language"] == "python" and hook["types_or"] == [
+            "python",
+            "pyi",
+            "jupyter",
+        ]  # notebooks too, as ruff's hook
         assert hook["require_serial"] is True and "--force-exclude" in hook["entry"]
         assert hook["additional_dependencies"] == ["./analyzer/compaction"]  # the engine, from this repo
         assert "sarif" not in hook["entry"]  # batches would overwrite one report

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from chatbound.config import Settings
-from chatbound.precheck import MAX_NESTING, nesting_problem, rules_for
-from chatbound.registry import all_rules
-from chatbound.rule import Rule
-from chatbound.project.index import may_import_chat
-from chatbound.runner import rules_to_run, run
-
 from conftest import FIXTURES
+
+from chatbound.analysis.rule import Rule
+from chatbound.run.config import Settings
+from chatbound.run.precheck import rules_for
+from chatbound.run.project import may_import_chat
+from chatbound.run.registry import all_rules
+from chatbound.run.runner import rules_to_run, run
+from chatbound.syntax.bytescan import MAX_NESTING, nesting_problem
 
 FOLDERS = sorted({p.parent for p in FIXTURES.rglob("*.py")})
 
@@ -39,11 +39,15 @@ def test_every_fixture_folder_gives_the_same_findings_with_and_without_the_prech
         linked = rule.CROSS_MODULE and may_import_chat(source)
         # or it imports a module the rule's own pre-check passes (rag_project's views.py calls the
         # retrieval helpers of search.py), whose place the finding names
-        linked = linked or rule.LINKS_IMPORTERS and any(
-            r.path and rules_for((folder / r.path).read_bytes(), [rule], {}) for r in finding.related
+        linked = (
+            linked
+            or rule.LINKS_IMPORTERS
+            and any(r.path and rules_for((folder / r.path).read_bytes(), [rule], {}) for r in finding.related)
         )
         assert linked or rules_to_run(source, [rule], {})[0] == (rule,), (
-            finding.path, finding.span.line, finding.rule_id,
+            finding.path,
+            finding.span.line,
+            finding.rule_id,
         )
 
 
@@ -85,8 +89,10 @@ def test_pattern_triggers_keep_their_flags_and_mix_with_words():
     class Shaped(Rule):
         ID = "TEST-SHAPED"
         TRIGGERS = (
-            re.compile(rb"\bbind_tools\s*\("), re.compile(rb"role:\s*system", re.I),
-            re.compile(rb"\bMessages\s*\+=", re.I), "Top_K",
+            re.compile(rb"\bbind_tools\s*\("),
+            re.compile(rb"role:\s*system", re.I),
+            re.compile(rb"\bMessages\s*\+=", re.I),
+            "Top_K",
         )
 
     assert rules_for(b"llm = model.bind_tools ([a])\n", [Shaped])
@@ -99,14 +105,19 @@ def test_pattern_triggers_keep_their_flags_and_mix_with_words():
 
 
 def test_a_pattern_runs_only_where_a_word_every_match_needs_occurs():
-    from chatbound.precheck import _compiled
+    from chatbound.run.precheck import _compiled
 
-    anchors = [[(alternative.pattern, words) for words, alternative, _ in shape] for shape, in _compiled((
-        re.compile(rb"\b(?:query_points|near_text)\s*\("),
-        re.compile(rb"(?:system|prompt)\w*\s*=", re.I),
-        re.compile(rb"@\s*\w+\.tool"),
-        re.compile(rb"<->|<=>"),
-    )).shapes]
+    anchors = [
+        [(alternative.pattern, words) for words, alternative, _ in shape]
+        for (shape,) in _compiled(
+            (
+                re.compile(rb"\b(?:query_points|near_text)\s*\("),
+                re.compile(rb"(?:system|prompt)\w*\s*=", re.I),
+                re.compile(rb"@\s*\w+\.tool"),
+                re.compile(rb"<->|<=>"),
+            )
+        ).shapes
+    ]
     assert anchors == [
         [(rb"\bquery_points\s*\(", frozenset({b"query_points"})), (rb"\bnear_text\s*\(", frozenset({b"near_text"}))],
         [(rb"system\w*\s*=", frozenset({b"system"})), (rb"prompt\w*\s*=", frozenset({b"prompt"}))],
@@ -135,12 +146,20 @@ def test_trigger_words_match_case_insensitively_and_skip_files_without_them():
 
 
 def test_a_file_without_trigger_words_is_not_parsed(write, monkeypatch):
-    root = write({"chat.py": "docs = store.similarity_search(q, k=20)\nllm.invoke(f'{docs}')\n", "util.py": "def add(a, b):\n    return a + b\n"})
+    root = write(
+        {
+            "chat.py": "docs = store.similarity_search(q, k=20)\nllm.invoke(f'{docs}')\n",
+            "util.py": "def add(a, b):\n    return a + b\n",
+        }
+    )
     monkeypatch.chdir(root)
     result = run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]))
     assert result.parsed == ["chat.py"]
     assert [(f.path, f.rule_id) for f in result.findings] == [("chat.py", "RAG-EXCESSIVE-TOP-K")]
-    assert run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]), precheck=False).parsed == ["chat.py", "util.py"]
+    assert run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]), precheck=False).parsed == [
+        "chat.py",
+        "util.py",
+    ]
 
 
 def test_nesting_deeper_than_python_allows_is_reported_not_parsed():
@@ -162,26 +181,35 @@ def test_nesting_within_the_limit_and_brackets_in_strings_and_comments_are_fine(
 
 
 def test_a_file_the_precheck_skips_still_reports_its_syntax_error(write, monkeypatch):
-    from chatbound.config import Settings
-    from chatbound.runner import run
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
 
-    root = write({"notes.py": "def helper(:\n    return 1\n", "deep.py": "x = " + "(" * 300 + ")" * 300 + "\n", "ok.py": "x = 1\n"})
+    root = write(
+        {
+            "notes.py": "def helper(:\n    return 1\n",
+            "deep.py": "x = " + "(" * 300 + ")" * 300 + "\n",
+            "ok.py": "x = 1\n",
+        }
+    )
     monkeypatch.chdir(root)
     result = run([root], Settings(root=root, select=["RAG-EXCESSIVE-TOP-K"]))
     assert result.parsed == []  # nothing in these files can hold a retrieval finding
     assert sorted((e.path, e.message.split(":")[0]) for e in result.errors) == [
-        ("deep.py", "syntax error at 1"), ("notes.py", "syntax error at 1"),
+        ("deep.py", "syntax error at 1"),
+        ("notes.py", "syntax error at 1"),
     ]
     assert next(e for e in result.errors if e.path == "deep.py").message.endswith("too many nested parentheses")
 
 
 def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkeypatch):
-    import chatbound.analysis as analysis
+    import chatbound.run.pipeline as analysis
 
-    root = write({
-        "rag.py": "retriever = store.as_retriever(search_kwargs={'k': 20})\nqa = RetrievalQA.from_chain_type(llm, retriever=retriever)\n",
-        "both.py": "docs = store.similarity_search(q, k=20)\nr = client.chat.completions.create(model=m, messages=h + docs)\n",
-    })
+    root = write(
+        {
+            "rag.py": "retriever = store.as_retriever(search_kwargs={'k': 20})\nqa = RetrievalQA.from_chain_type(llm, retriever=retriever)\n",
+            "both.py": "docs = store.similarity_search(q, k=20)\nr = client.chat.completions.create(model=m, messages=h + docs)\n",
+        }
+    )
     monkeypatch.chdir(root)
     ran = {}
     real = analysis.analyze_source
@@ -196,20 +224,26 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
     # the window rule's triggers occur (a model call), but CPython's tree holds no count window
     assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "RAG-EXCESSIVE-TOP-K"]
     assert [(f.path, f.span.line, f.rule_id) for f in result.findings] == [
-        ("both.py", 2, "RAG-EXCESSIVE-TOP-K"), ("rag.py", 2, "RAG-EXCESSIVE-TOP-K"),
+        ("both.py", 2, "RAG-EXCESSIVE-TOP-K"),
+        ("rag.py", 2, "RAG-EXCESSIVE-TOP-K"),
     ]
 
 
 def test_a_big_run_prechecks_in_the_pool_with_the_same_outcome(write, monkeypatch):
-    import chatbound.runner as runner
+    import chatbound.run.runner as runner
 
-    root = write({
-        "rag.py": "docs = store.similarity_search(question, k=20)\nllm.invoke(f'{docs}')\n",
-        "plain.py": "x = 1\n",
-        "broken.py": "def f(:\n",
-        **{f"chat{i}.py": f"history = []\ndef turn(q):\n    history.append({{'role': 'user', 'content': q}})\n"
-                          f"    return client.chat.completions.create(model='m', messages=history)\n" for i in range(6)},
-    })
+    root = write(
+        {
+            "rag.py": "docs = store.similarity_search(question, k=20)\nllm.invoke(f'{docs}')\n",
+            "plain.py": "x = 1\n",
+            "broken.py": "def f(:\n",
+            **{
+                f"chat{i}.py": "history = []\ndef turn(q):\n    history.append({'role': 'user', 'content': q})\n"
+                "    return client.chat.completions.create(model='m', messages=history)\n"
+                for i in range(6)
+            },
+        }
+    )
     monkeypatch.chdir(root)
     here = run([root], Settings(root=root))
     monkeypatch.setattr(runner, "POOL_PRECHECK_BYTES", 0)
@@ -237,7 +271,7 @@ def test_the_prompt_rule_finds_the_same_with_and_without_its_size_and_tree_prech
 
 
 def test_literal_bytes_count_what_can_be_a_value_not_docstrings_or_bare_strings():
-    from chatbound.precheck import literal_bytes
+    from chatbound.syntax.bytescan import literal_bytes
 
     assert literal_bytes(b'"""Module doc."""\ndef f():\n    """Doc."""\n    "bare"\n    return 1\n') == 0
     assert literal_bytes(b'X = "abc"\n') == 5
@@ -250,8 +284,12 @@ def test_literal_bytes_count_what_can_be_a_value_not_docstrings_or_bare_strings(
 # Prompt words without a place the rule reads a system prompt from: the text pre-check lets
 # them through, CPython's tree does not.
 NO_PROMPT_PLACE = [
-    "def ask(llm, prompt):\n    prompt = prompt.strip() + '" + "x" * 600 + "'\n    return llm.complete(prompt=prompt)\n",
-    "import platform\ndef windows():\n    system = platform.system()\n    return system == 'Windows" + "x" * 600 + "'\n",
+    "def ask(llm, prompt):\n    prompt = prompt.strip() + '"
+    + "x" * 600
+    + "'\n    return llm.complete(prompt=prompt)\n",
+    "import platform\ndef windows():\n    system = platform.system()\n    return system == 'Windows"
+    + "x" * 600
+    + "'\n",
     "def run(client, instructions):\n    return client.create(instructions=instructions, note='" + "x" * 600 + "')\n",
     "class Form:\n    def render(self):\n        system_prompt = '" + "x" * 600 + "'\n        return system_prompt\n",
 ]
@@ -263,9 +301,11 @@ def test_files_with_prompt_words_but_no_place_for_a_system_prompt_are_not_parsed
         assert rules_for(code.encode(), [rule]) == (rule,), code  # the words are there
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
     # a place is a place even for a text defined in another module, or sent as a literal
-    for code in ("from .prompts import SYSTEM_PROMPT\nreply = c.create(system=SYSTEM_PROMPT)\n",
-                 "def f():\n    return c.create(system='" + "z" * 600 + "')\n",
-                 "def f(t):\n    return [{'role': 'system', 'content': t + '" + "z" * 600 + "'}]\n"):
+    for code in (
+        "from .prompts import SYSTEM_PROMPT\nreply = c.create(system=SYSTEM_PROMPT)\n",
+        "def f():\n    return c.create(system='" + "z" * 600 + "')\n",
+        "def f(t):\n    return [{'role': 'system', 'content': t + '" + "z" * 600 + "'}]\n",
+    ):
         assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
 
 

@@ -4,13 +4,12 @@ they skip files a rule cannot report on, and never hide a finding."""
 from __future__ import annotations
 
 import pytest
-
-from chatbound.config import Settings
-from chatbound.precheck import rules_for
-from chatbound.registry import all_rules
-from chatbound.runner import rules_to_run, run
-
 from conftest import FIXTURES
+
+from chatbound.run.config import Settings
+from chatbound.run.precheck import rules_for
+from chatbound.run.registry import all_rules
+from chatbound.run.runner import rules_to_run, run
 
 RULES = {rule.ID: rule for rule in all_rules()}
 
@@ -32,8 +31,12 @@ def test_files_with_handoff_words_but_no_handoff_call_are_not_parsed():
     for code in NO_HANDOFF_CALL:
         assert rules_for(code.encode(), [rule]) == (rule,), code  # the words are there
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
-    for code in ("result = escalate(history)\n", "reply = self.senior_agent.invoke(messages)\n",
-                 "out = await asyncio.gather(*(w.run(h) for w in workers))\n", "r = Runner.run(b, items)\n"):
+    for code in (
+        "result = escalate(history)\n",
+        "reply = self.senior_agent.invoke(messages)\n",
+        "out = await asyncio.gather(*(w.run(h) for w in workers))\n",
+        "r = Runner.run(b, items)\n",
+    ):
         assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
 
 
@@ -81,8 +84,14 @@ def test_files_with_a_model_call_but_no_count_window_are_not_parsed_for_the_wind
     for code in (SEND, "history.append(m)\nhistory.pop()\n" + SEND, "x = history[1:]\ndel history[2]\n" + SEND):
         assert rules_for(code.encode(), [rule]) == (rule,), code  # the model call is there
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
-    for window in ("history[-20:]", "del history[:-20]", "deque(maxlen=20)", "deque([], 20)",
-                   "trim_messages(history, max_tokens=9)", "del (history[:2], x)"):
+    for window in (
+        "history[-20:]",
+        "del history[:-20]",
+        "deque(maxlen=20)",
+        "deque([], 20)",
+        "trim_messages(history, max_tokens=9)",
+        "del (history[:2], x)",
+    ):
         code = f"w = {window}\n" if not window.startswith("del") else window + "\n"
         assert rules_to_run((code + SEND).encode(), [rule], {}) == ((rule,), True), window
 
@@ -109,8 +118,12 @@ def test_files_with_a_model_call_shape_but_no_call_that_may_chat_are_not_parsed(
     for code in NO_CHAT_CALL:
         assert rules_for(code.encode(), [rule]) == (rule,), code  # the triggers occur
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
-    for code in ("r = client.chat.completions.create(model=m, messages=h)\n", "payload = {'messages': h}\ndel h[0]\n",
-                 "memory = ConversationBufferMemory()\n", "out = llm.invoke(state['messages'])\n"):
+    for code in (
+        "r = client.chat.completions.create(model=m, messages=h)\n",
+        "payload = {'messages': h}\ndel h[0]\n",
+        "memory = ConversationBufferMemory()\n",
+        "out = llm.invoke(state['messages'])\n",
+    ):
         assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code
 
 
@@ -127,7 +140,10 @@ def test_files_with_tool_words_but_no_tool_binding_are_not_parsed():
     for code in NO_TOOL_BINDING:
         assert rules_for(code.encode(), [rule]) == (rule,), code
         assert rules_to_run(code.encode(), [rule], {}) == ((), True), code
-    for code in ("llm = model.bind_tools(all_tools())\n", "agent = create_react_agent(model, TOOLS)\n",
-                 "r = client.chat.completions.create(model=m, messages=h, tools=TOOLS)\n",
-                 "@agent.tool\ndef search(ctx, q):\n    return q\n"):
+    for code in (
+        "llm = model.bind_tools(all_tools())\n",
+        "agent = create_react_agent(model, TOOLS)\n",
+        "r = client.chat.completions.create(model=m, messages=h, tools=TOOLS)\n",
+        "@agent.tool\ndef search(ctx, q):\n    return q\n",
+    ):
         assert rules_to_run(code.encode(), [rule], {}) == ((rule,), True), code

@@ -5,28 +5,33 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from chatbound.precheck import alternatives
-from chatbound.registry import all_rules
-
 from conftest import FIXTURES
 
+from chatbound.run.precheck import alternatives
+from chatbound.run.registry import all_rules
 
-@pytest.mark.parametrize("pattern, expected", [
-    (rb"(?:Memory|History)[\s)]*\(|\btrim_messages\b", [rb"Memory[\s)]*\(", rb"History[\s)]*\(", rb"\btrim_messages\b"]),
-    (rb"\b(?:Send|gather)[\s)]*\(", [rb"\bSend[\s)]*\(", rb"\bgather[\s)]*\("]),
-    (rb"(?:a|b(?:c|d))x", [rb"ax", rb"b(?:c|d)x"]),
-    (rb"(?:(?:a|b)|c)x", [rb"ax", rb"bx", rb"cx"]),
-    # left whole: a quantified group, a group that does not open the pattern, a capturing group
-    (rb"(?:a|b)*x", [rb"(?:a|b)*x"]),
-    (rb"(?:a|b){2}x", [rb"(?:a|b){2}x"]),
-    (rb"[\"'](?:system|developer)[\"']", [rb"[\"'](?:system|developer)[\"']"]),
-    (rb"(a|b)x", [rb"(a|b)x"]),
-    # a `|` or a paren in a class or escaped is not syntax
-    (rb"[(|]a|b", [rb"[(|]a", rb"b"]),
-    (rb"[]|]a|b", [rb"[]|]a", rb"b"]),
-    (rb"\(a|\|b", [rb"\(a", rb"\|b"]),
-])
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (
+            rb"(?:Memory|History)[\s)]*\(|\btrim_messages\b",
+            [rb"Memory[\s)]*\(", rb"History[\s)]*\(", rb"\btrim_messages\b"],
+        ),
+        (rb"\b(?:Send|gather)[\s)]*\(", [rb"\bSend[\s)]*\(", rb"\bgather[\s)]*\("]),
+        (rb"(?:a|b(?:c|d))x", [rb"ax", rb"b(?:c|d)x"]),
+        (rb"(?:(?:a|b)|c)x", [rb"ax", rb"bx", rb"cx"]),
+        # left whole: a quantified group, a group that does not open the pattern, a capturing group
+        (rb"(?:a|b)*x", [rb"(?:a|b)*x"]),
+        (rb"(?:a|b){2}x", [rb"(?:a|b){2}x"]),
+        (rb"[\"'](?:system|developer)[\"']", [rb"[\"'](?:system|developer)[\"']"]),
+        (rb"(a|b)x", [rb"(a|b)x"]),
+        # a `|` or a paren in a class or escaped is not syntax
+        (rb"[(|]a|b", [rb"[(|]a", rb"b"]),
+        (rb"[]|]a|b", [rb"[]|]a", rb"b"]),
+        (rb"\(a|\|b", [rb"\(a", rb"\|b"]),
+    ],
+)
 def test_alternatives_cut_the_top_level_and_a_leading_group(pattern, expected):
     assert alternatives(pattern) == expected
 
@@ -41,7 +46,9 @@ def _patterns():
 
 def test_every_trigger_pattern_finds_the_same_files_as_its_alternatives():
     texts = [path.read_bytes() for path in sorted(FIXTURES.rglob("*.py"))]
-    texts += [(e if isinstance(e, str) else e.code).encode() for rule in all_rules() for e in (*rule.VALID, *rule.INVALID)]
+    texts += [
+        (e if isinstance(e, str) else e.code).encode() for rule in all_rules() for e in (*rule.VALID, *rule.INVALID)
+    ]
     split = 0
     for rule_id, pattern in _patterns():
         parts = [re.compile(text, pattern.flags) for text in alternatives(pattern.pattern)]
@@ -52,8 +59,8 @@ def test_every_trigger_pattern_finds_the_same_files_as_its_alternatives():
 
 
 def test_words_that_overlap_are_all_found_in_one_pass():
-    from chatbound.precheck import rules_for
-    from chatbound.rule import Rule
+    from chatbound.analysis.rule import Rule
+    from chatbound.run.precheck import rules_for
 
     class Create(Rule):
         ID = "TEST-CREATE"

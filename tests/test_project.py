@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from chatbound.config import Settings
-from chatbound.project.imports import Resolver, imports_of
-from chatbound.runner import run
+from chatbound.analysis.project.imports import Resolver, imports_of
+from chatbound.run.config import Settings
+from chatbound.run.runner import run
 
 LLM = """\
 from openai import OpenAI
@@ -41,11 +41,19 @@ def once(text):
 
 
 def test_imports_are_read_as_the_chat_facts_spell_them():
-    source = (b"import os, app.db as D\nfrom .llm import chat as send, x\nfrom . import llm\nfrom ..pkg.m import (\n  a,\n"
-              b"  b as c,\n)\nfrom store import *\n")
+    source = (
+        b"import os, app.db as D\nfrom .llm import chat as send, x\nfrom . import llm\nfrom ..pkg.m import (\n  a,\n"
+        b"  b as c,\n)\nfrom store import *\n"
+    )
     assert imports_of(source) == [
-        ("os", "os"), ("D", "app.db"), ("send", ".llm.chat"), ("x", ".llm.x"), ("llm", ".llm"),
-        ("a", "..pkg.m.a"), ("c", "..pkg.m.b"), ("*", "store"),
+        ("os", "os"),
+        ("D", "app.db"),
+        ("send", ".llm.chat"),
+        ("x", ".llm.x"),
+        ("llm", ".llm"),
+        ("a", "..pkg.m.a"),
+        ("c", "..pkg.m.b"),
+        ("*", "store"),
     ]
 
 
@@ -96,8 +104,14 @@ def ask(messages):
 def test_editing_a_leaf_rechecks_its_importers_up_through_a_wrapper_and_nothing_else(write):
     """bot.py sends through wrapper.ask, which forwards to llm.chat: bot.py's result rests on
     llm.py two imports away, the wrapper's on llm.py directly; other.py rests on nothing."""
-    root = write({"llm.py": LLM, "wrapper.py": WRAPPER, "bot.py": BOT.replace("from llm import chat", "from wrapper import ask as chat"),
-                  "other.py": OTHER})
+    root = write(
+        {
+            "llm.py": LLM,
+            "wrapper.py": WRAPPER,
+            "bot.py": BOT.replace("from llm import chat", "from wrapper import ask as chat"),
+            "other.py": OTHER,
+        }
+    )
     settings = Settings(root=root)
     (finding,) = run([root], settings, cache=True).findings
     assert finding.path.endswith("bot.py") and [r.path for r in finding.related if r.path][0].endswith("llm.py")
@@ -142,7 +156,11 @@ def test_a_wrapper_with_no_chat_word_or_model_call_of_its_own_still_forwards(wri
     root = write({"backend.py": BACKEND, "relay.py": RELAY, "desk.py": DESK})
     (finding,) = run([root], Settings(root=root)).findings
     assert (finding.rule_id, os.path.basename(finding.path), finding.span.line, finding.span.col) == (
-        "MEMORY-UNBOUNDED-HISTORY", "desk.py", 8, 26)
+        "MEMORY-UNBOUNDED-HISTORY",
+        "desk.py",
+        8,
+        26,
+    )
     assert [(os.path.basename(r.path), r.span.line) for r in finding.related if r.path] == [("backend.py", 7)]
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 
-from chatbound.config import Settings
-from chatbound.project import summary
-from chatbound.project.model import ModuleSummary
-from chatbound.runner import MB, run
-
 from test_project import BOT, LLM
+
+from chatbound.analysis.project import summary
+from chatbound.run.config import Settings
+from chatbound.run.runner import MB, run
+from chatbound.vocabulary.summaries import ModuleSummary
 
 NOT_YET = """\
 sizes = []
@@ -66,8 +66,9 @@ def test_a_file_whose_imports_reach_no_model_call_is_not_summarised_and_rests_on
 def test_a_model_call_two_wrapper_modules_away_is_reached(write):
     """bot.py -> service.chat -> wrapper.chat -> llm.chat: the model call three imports away
     is found, and names llm.py."""
-    root = write({"bot.py": BOT.replace("from llm", "from service"), "service.py": SERVICE,
-                  "wrapper.py": WRAPPER, "llm.py": LLM})
+    root = write(
+        {"bot.py": BOT.replace("from llm", "from service"), "service.py": SERVICE, "wrapper.py": WRAPPER, "llm.py": LLM}
+    )
     (finding,) = run([root], Settings(root=root)).findings
     assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 17)
     assert [os.path.basename(r.path) for r in finding.related if r.path] == ["llm.py"]
@@ -79,7 +80,13 @@ def test_a_module_too_deep_to_summarise_offers_nothing_and_its_importer_is_still
     deep = "history = []\n\n\ndef grow(text):\n    history.append({'role': 'user', 'content': text})\n    return history + "
     deep += " + ".join(f"[{i}]" for i in range(1200)) + "\n"
     assert summary.summarize(deep.encode()) == ModuleSummary()
-    root = write({"deep.py": deep, "llm.py": LLM, "bot.py": BOT.replace("from llm import chat", "from llm import chat\nimport deep")})
+    root = write(
+        {
+            "deep.py": deep,
+            "llm.py": LLM,
+            "bot.py": BOT.replace("from llm import chat", "from llm import chat\nimport deep"),
+        }
+    )
     result = run([root], Settings(root=root))
     assert [(os.path.basename(f.path), f.rule_id) for f in result.findings] == [("bot.py", "MEMORY-UNBOUNDED-HISTORY")]
     assert [e for e in result.errors if "bot.py" in e.path] == []
@@ -88,9 +95,20 @@ def test_a_module_too_deep_to_summarise_offers_nothing_and_its_importer_is_still
 def test_notebooks_do_not_count_towards_the_project_cap(write):
     """A notebook is checked, never imported: a tree whose notebooks (their outputs) hold more
     than the cap still links its modules."""
-    outputs = {"cells": [{"cell_type": "code", "source": ["print(1)\n"], "metadata": {}, "execution_count": 1,
-                          "outputs": [{"output_type": "stream", "name": "stdout", "text": ["x" * (1 << 20)]}]}],
-               "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    outputs = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": ["print(1)\n"],
+                "metadata": {},
+                "execution_count": 1,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": ["x" * (1 << 20)]}],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     notebooks = {f"notebooks/n{i}.ipynb": json.dumps(outputs) for i in range(Settings().project_max_mb + 1)}
     root = write({**notebooks, "llm.py": LLM, "bot.py": BOT})
     (finding,) = run([root], Settings(root=root)).findings
@@ -108,7 +126,9 @@ class Reply:
         self.messages.append({"role": "assistant", "content": text})
         return self.messages
 """
-TYPED_BOT = BOT.replace("from llm import chat", "from llm import chat\nfrom models import Reply") + """
+TYPED_BOT = (
+    BOT.replace("from llm import chat", "from llm import chat\nfrom models import Reply")
+    + """
 
 class Answer(Reply):
     pass
@@ -117,6 +137,7 @@ class Answer(Reply):
 def shown(reply: Reply) -> bool:
     return isinstance(reply, Reply)
 """
+)
 
 
 def test_a_class_only_annotated_with_subclassed_or_read_is_not_summarised(write, monkeypatch):
@@ -161,8 +182,7 @@ def test_a_parameter_passed_on_to_a_module_that_reaches_no_model_is_not_followed
     """bot.py -> wrapper.chat -> store.keep, which calls no model and imports nothing that
     does: store.py is not summarised. When it starts to call one, bot.py is checked again (its
     result rested on store.py) and the finding names the model call there."""
-    root = write({"bot.py": BOT.replace("from llm", "from wrapper"), "wrapper.py": QUIET_WRAPPER,
-                  "store.py": STORE})
+    root = write({"bot.py": BOT.replace("from llm", "from wrapper"), "wrapper.py": QUIET_WRAPPER, "store.py": STORE})
     summarised = _summarised(monkeypatch)
     settings = Settings(root=root)
     assert run([root], settings, cache=True).findings == []
@@ -185,14 +205,17 @@ def _capped(write, project_max_mb: int):
 def test_a_tree_above_project_max_mb_is_checked_module_by_module_and_says_so(write):
     result = _capped(write, 1)
     assert result.findings == [] and result.linked == 0
-    assert result.notes == ["modules are checked one at a time, not linked through their imports: 1.5 MB of Python "
-                            "modules is above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)"]
+    assert result.notes == [
+        "modules are checked one at a time, not linked through their imports: 1.5 MB of Python "
+        "modules is above project-max-mb = 1 (raise it in [tool.chatbound] or with --project-max-mb)"
+    ]
 
 
 def test_raising_project_max_mb_links_the_tree(write):
     result = _capped(write, 2)
     assert [(os.path.basename(f.path), f.rule_id, f.span.line) for f in result.findings] == [
-        ("bot.py", "MEMORY-UNBOUNDED-HISTORY", 9)]
+        ("bot.py", "MEMORY-UNBOUNDED-HISTORY", 9)
+    ]
     assert result.notes == []
 
 

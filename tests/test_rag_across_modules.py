@@ -1,15 +1,15 @@
 """RAG-EXCESSIVE-TOP-K across modules: a function of one module returns retrieval results
-(`chatbound.project.summary`), another module puts them into a prompt."""
+(`chatbound.analysis.project.summary`), another module puts them into a prompt."""
 
 from __future__ import annotations
 
 import pytest
 
-from chatbound.config import Settings
+from chatbound.analysis.project.summary import summarize
 from chatbound.findings import Span
-from chatbound.project.model import RetrievalSummary
-from chatbound.project.summary import summarize
-from chatbound.runner import run
+from chatbound.run.config import Settings
+from chatbound.run.runner import run
+from chatbound.vocabulary.summaries import RetrievalSummary
 
 SEARCH = (
     "def similar(v):\n"
@@ -35,15 +35,21 @@ def at(found) -> list[tuple[str, int, int]]:
 
 def test_summary_records_the_results_a_function_returns_whole():
     summary = summarize(SEARCH.encode())
-    assert summary.functions["similar"].retrieves == RetrievalSummary(12, "$vectorSearch limit", "results", Span(2, 67, 2, 78))
+    assert summary.functions["similar"].retrieves == RetrievalSummary(
+        12, "$vectorSearch limit", "results", Span(2, 67, 2, 78)
+    )
 
 
 def test_summary_records_a_retriever_a_function_returns():
     summary = summarize(b"def retriever():\n    return store.as_retriever(search_kwargs={'k': 16})\n")
-    assert summary.functions["retriever"].retrieves == RetrievalSummary(16, "search_kwargs['k']", "retriever", Span(2, 46, 2, 53))
+    assert summary.functions["retriever"].retrieves == RetrievalSummary(
+        16, "search_kwargs['k']", "retriever", Span(2, 46, 2, 53)
+    )
 
 
-ASKS_HERE = "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs} {q}'}])\n"
+ASKS_HERE = (
+    "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs} {q}'}])\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -51,19 +57,30 @@ ASKS_HERE = "    return client.chat.completions.create(model='m', messages=[{'ro
     [
         # handed to a function of a third module that sends its parameter (the file shows no
         # model call or retrieval of its own: it is linked for what search.py returns)
-        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    found = similar(v)\n"
-         "    return answer(q, found)\n", [(5, 22)]),
+        (
+            "from search import similar\nfrom llm import answer\ndef ask(q, v):\n    found = similar(v)\n"
+            "    return answer(q, found)\n",
+            [(5, 22)],
+        ),
         # put into this module's own prompt
         ("from search import similar\ndef ask(q, v):\n    docs = '\\n'.join(similar(v))\n" + ASKS_HERE, [(4, 95)]),
         # through the module's name and an alias
-        ("import search\nfrom llm import answer as reply_to\ndef ask(q, v):\n    return reply_to(q, search.similar(v))\n",
-         [(4, 24)]),
+        (
+            "import search\nfrom llm import answer as reply_to\ndef ask(q, v):\n    return reply_to(q, search.similar(v))\n",
+            [(4, 24)],
+        ),
         # the importer cuts before the prompt
-        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    return answer(q, similar(v)[:4])\n", []),
+        (
+            "from search import similar\nfrom llm import answer\ndef ask(q, v):\n    return answer(q, similar(v)[:4])\n",
+            [],
+        ),
         ("from search import similar\ndef ask(q, v):\n    docs = similar(v)[0]\n" + ASKS_HERE, []),
         # the importer never builds a prompt
         ("from search import similar\ndef count(v):\n    return len(similar(v))\n", []),
-        ("from search import similar\nfrom llm import answer\ndef ask(q, v):\n    similar(v)\n    return answer(q, [])\n", []),
+        (
+            "from search import similar\nfrom llm import answer\ndef ask(q, v):\n    similar(v)\n    return answer(q, [])\n",
+            [],
+        ),
     ],
 )
 def test_results_returned_by_another_module_are_followed_to_the_model(write, monkeypatch, views, expected):
@@ -78,12 +95,20 @@ def test_results_returned_by_another_module_are_followed_to_the_model(write, mon
         ("    docs = store.similarity_search(q, k=20)\n    return list(docs)\n", True),
         # cut in the helper before it returns
         ("    return store.similarity_search(q, k=20)[:4]\n", False),
-        ("    docs = store.similarity_search(q, k=20)\n    return CohereRerank(top_n=3).compress_documents(docs, q)\n", False),
-        ("    hits = store.similarity_search_with_relevance_scores(q, k=20)\n    return [d for d, s in hits if s > 0.8]\n",
-         False),
+        (
+            "    docs = store.similarity_search(q, k=20)\n    return CohereRerank(top_n=3).compress_documents(docs, q)\n",
+            False,
+        ),
+        (
+            "    hits = store.similarity_search_with_relevance_scores(q, k=20)\n    return [d for d, s in hits if s > 0.8]\n",
+            False,
+        ),
         ("    return store.similarity_search(q, k=20, score_threshold=0.8)\n", False),
-        ("    pipeline = [{'$vectorSearch': {'path': 'v', 'queryVector': q, 'limit': 20}}, {'$limit': 4}]\n"
-         "    return list(chunks.aggregate(pipeline))\n", False),
+        (
+            "    pipeline = [{'$vectorSearch': {'path': 'v', 'queryVector': q, 'limit': 20}}, {'$limit': 4}]\n"
+            "    return list(chunks.aggregate(pipeline))\n",
+            False,
+        ),
         # no more than max-top-k
         ("    return store.similarity_search(q, k=5)\n", False),
         # a helper named for a search that returns no retrieval's results

@@ -12,11 +12,11 @@ import libcst as cst
 import pytest
 from click.testing import CliRunner
 
-from chatbound import runner
-from chatbound.cli import main
-from chatbound.config import Settings
+from chatbound.analysis.rule import Rule
 from chatbound.findings import Severity
-from chatbound.rule import Rule
+from chatbound.interfaces.cli import main
+from chatbound.run import runner
+from chatbound.run.config import Settings
 
 TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"  # RAG-EXCESSIVE-TOP-K at 1:53
 
@@ -36,17 +36,27 @@ def errors_of(result) -> list[str]:
 
 BAD_FILES = {
     "syntax.py": (TOP_K + "def f(:\n", "error: syntax.py: syntax error at 2:7: invalid syntax"),
-    "python2.py": (TOP_K + 'print "hello"\n',
-                   "error: python2.py: syntax error at 2:1: Missing parentheses in call to 'print'. Did you mean print(...)?"),
-    "undecodable.py": (TOP_K.encode() + b'x = "\xff\xfe"\n',
-                       "error: undecodable.py: cannot decode the file: 'utf-8' codec can't decode byte 0xff "
-                       "in position 64: invalid start byte"),
-    "nul.py": (TOP_K + "x = 1\0\n",
-               "error: nul.py: syntax error: tokenizer error: '\\0' is not a valid character in this position"),
-    "deep.py": (TOP_K + "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
-                "error: deep.py: nested too deeply: 5000 levels of brackets (Python allows 200)"),
-    "lambdas.py": (TOP_K + "f = " + "lambda: " * 5000 + "1\n",
-                   "error: lambdas.py: nested too deeply: more than 200 prefix operators in a row at line 2"),
+    "python2.py": (
+        TOP_K + 'print "hello"\n',
+        "error: python2.py: syntax error at 2:1: Missing parentheses in call to 'print'. Did you mean print(...)?",
+    ),
+    "undecodable.py": (
+        TOP_K.encode() + b'x = "\xff\xfe"\n',
+        "error: undecodable.py: cannot decode the file: 'utf-8' codec can't decode byte 0xff "
+        "in position 64: invalid start byte",
+    ),
+    "nul.py": (
+        TOP_K + "x = 1\0\n",
+        "error: nul.py: syntax error: tokenizer error: '\\0' is not a valid character in this position",
+    ),
+    "deep.py": (
+        TOP_K + "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "error: deep.py: nested too deeply: 5000 levels of brackets (Python allows 200)",
+    ),
+    "lambdas.py": (
+        TOP_K + "f = " + "lambda: " * 5000 + "1\n",
+        "error: lambdas.py: nested too deeply: more than 200 prefix operators in a row at line 2",
+    ),
 }
 
 
@@ -71,10 +81,14 @@ def test_a_20_mb_generated_file_is_over_the_size_cap_and_never_read(write, monke
     assert result.stdout.startswith("good.py:1:53: RAG-EXCESSIVE-TOP-K") and result.exit_code == 2
 
 
-@pytest.mark.parametrize("content", [
-    b"\xef\xbb\xbfx = 1\n" + TOP_K.encode(),
-    ("x = 1\n" + TOP_K).replace("\n", "\r\n").encode(),
-], ids=["bom", "crlf"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xef\xbb\xbfx = 1\n" + TOP_K.encode(),
+        ("x = 1\n" + TOP_K).replace("\n", "\r\n").encode(),
+    ],
+    ids=["bom", "crlf"],
+)
 def test_a_bom_or_crlf_file_is_analyzed_with_the_same_positions(write, content):
     root = write({"app.py": content})
     result = check(root)
@@ -179,18 +193,16 @@ def test_a_worker_killed_by_a_file_is_that_files_error_and_the_run_goes_on(write
 
 def test_analyzed_code_is_never_imported_or_executed(write, tmp_path_factory):
     marker = tmp_path_factory.mktemp("marker") / "executed"
-    hostile = (
-        "import pathlib, os, sys\n"
-        f"pathlib.Path({str(marker)!r}).write_text('ran')\n"
-        "os._exit(3)\n"
-        + TOP_K
-    )
+    hostile = f"import pathlib, os, sys\npathlib.Path({str(marker)!r}).write_text('ran')\nos._exit(3)\n" + TOP_K
     root = write({"hostile.py": hostile, "conftest.py": hostile, "setup.py": hostile, "__main__.py": hostile})
     result = check(root)
     assert not marker.exists()
     assert result.exit_code == 1
     assert sorted(line.split(":")[0] for line in result.stdout.splitlines()) == [
-        "__main__.py", "conftest.py", "hostile.py", "setup.py"
+        "__main__.py",
+        "conftest.py",
+        "hostile.py",
+        "setup.py",
     ]
     assert "hostile" not in sys.modules
 
@@ -236,7 +248,7 @@ def test_a_tree_deeper_than_the_recursion_limit_is_one_error_line_in_any_rule_se
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
 def test_a_bad_file_no_rule_reads_is_one_error_line_too(write, name):
     content, message = BAD_FILES[name]
-    content = content[len(TOP_K):] if isinstance(content, str) else content[len(TOP_K):]
+    content = content[len(TOP_K) :] if isinstance(content, str) else content[len(TOP_K) :]
     root = write({name: content, "good.py": TOP_K})
     result = check(root)
     assert len(errors_of(result)) == 1 and errors_of(result)[0].startswith(f"error: {name}: "), result.stderr

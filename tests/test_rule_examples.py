@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from chatbound.analysis import analyze_source
-from chatbound.registry import all_rules
-from chatbound.rule import Valid
+from chatbound.analysis.rule import Valid
+from chatbound.run.pipeline import analyze_source
+from chatbound.run.registry import all_rules
 
 RULES = all_rules()
 
@@ -50,7 +50,7 @@ def test_rule_declares_its_metadata_and_docs(rule):
 
 
 def test_each_rule_module_is_named_for_its_rule_so_ids_are_known_without_importing_them():
-    from chatbound.registry import rule_ids
+    from chatbound.run.registry import rule_ids
 
     assert rule_ids() == tuple(rule.ID for rule in RULES)
     for rule in RULES:

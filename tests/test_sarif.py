@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
-
-from chatbound import __version__
-from chatbound.findings import Edit, Finding, Fix, Related, Severity, Span
-from chatbound.reporters.sarif import help_markdown, help_text, sarif_log
-from chatbound.rule import Rule
-from chatbound.runner import RunResult
-
 from conftest import SARIF_SCHEMA
 from test_cli import BAD_TOP_K, check
+
+from chatbound import __version__
+from chatbound.analysis.rule import Rule
+from chatbound.findings import Edit, Finding, Fix, Related, Severity, Span
+from chatbound.interfaces.reporters.sarif import help_markdown, help_text, sarif_log
+from chatbound.run.runner import RunResult
 
 SCHEMA = json.loads(SARIF_SCHEMA.read_text())
 CONSTANT_TOP_K = "TOP_K = 30\ndocs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"
@@ -57,7 +55,9 @@ def test_help_markdown_is_the_rule_page_and_help_is_its_plain_text(write):
     assert markdown.startswith("## What it does\nFlags more retrieved results reaching a model")
     assert "```python\ndocs = vector_store.similarity_search(question, k=20)\ncontext = " in markdown
     assert "- `max-top-k` (default `8`): Most results per retrieval before a finding." in markdown
-    assert markdown.endswith("More: [RAG-EXCESSIVE-TOP-K](https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md)")
+    assert markdown.endswith(
+        "More: [RAG-EXCESSIVE-TOP-K](https://github.com/chatbound/chatbound/blob/main/docs/rules/RAG-EXCESSIVE-TOP-K.md)"
+    )
     assert text.startswith("What it does:\nFlags more retrieved results reaching a model")
     assert "\nWhy is this bad:\n" in text
     assert "\n    docs = vector_store.similarity_search(question, k=20)\n" in text
@@ -93,14 +93,16 @@ def test_result_has_rule_index_level_message_location_and_fingerprint(write):
 
 def test_related_locations_have_ids_that_the_message_links_to(write):
     (result,) = sarif(write({"app.py": CONSTANT_TOP_K}))["runs"][0]["results"]
-    assert result["relatedLocations"] == [{
-        "id": 1,
-        "message": {"text": "k is set here"},
-        "physicalLocation": {
-            "artifactLocation": {"uri": "app.py", "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": 1, "startColumn": 9, "endLine": 1, "endColumn": 11},
-        },
-    }]
+    assert result["relatedLocations"] == [
+        {
+            "id": 1,
+            "message": {"text": "k is set here"},
+            "physicalLocation": {
+                "artifactLocation": {"uri": "app.py", "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": 1, "startColumn": 9, "endLine": 1, "endColumn": 11},
+            },
+        }
+    ]
     assert result["message"]["text"].endswith(" See: [k is set here](1).")
 
 
@@ -123,7 +125,11 @@ def test_suppressed_findings_are_results_with_an_in_source_suppression_only_when
 def test_a_finding_with_a_fix_becomes_a_sarif_fix_with_its_replacements():
     span = Span(3, 5, 3, 19)
     finding = Finding(
-        rule_id="RAG-EXCESSIVE-TOP-K", severity=Severity.MEDIUM, message="m", path="src/app.py", span=span,
+        rule_id="RAG-EXCESSIVE-TOP-K",
+        severity=Severity.MEDIUM,
+        message="m",
+        path="src/app.py",
+        span=span,
         related=(Related(Span(1, 1, 1, 6), "defined here"),),
         fingerprint="f" * 32,
         fix=Fix("Keep the last 20 messages", (Edit(span, "history[-20:]"), Edit(Span(9, 1, 9, 1), "import x\n"))),
@@ -133,15 +139,21 @@ def test_a_finding_with_a_fix_becomes_a_sarif_fix_with_its_replacements():
     (fix,) = log["runs"][0]["results"][0]["fixes"]
     assert fix == {
         "description": {"text": "Keep the last 20 messages"},
-        "artifactChanges": [{
-            "artifactLocation": {"uri": "src/app.py", "uriBaseId": "%SRCROOT%"},
-            "replacements": [
-                {"deletedRegion": {"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 19},
-                 "insertedContent": {"text": "history[-20:]"}},
-                {"deletedRegion": {"startLine": 9, "startColumn": 1, "endLine": 9, "endColumn": 1},
-                 "insertedContent": {"text": "import x\n"}},
-            ],
-        }],
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": "src/app.py", "uriBaseId": "%SRCROOT%"},
+                "replacements": [
+                    {
+                        "deletedRegion": {"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 19},
+                        "insertedContent": {"text": "history[-20:]"},
+                    },
+                    {
+                        "deletedRegion": {"startLine": 9, "startColumn": 1, "endLine": 9, "endColumn": 1},
+                        "insertedContent": {"text": "import x\n"},
+                    },
+                ],
+            }
+        ],
     }
 
 
@@ -152,16 +164,27 @@ def test_files_that_could_not_be_analyzed_are_error_notifications(write):
     (note,) = invocation["toolExecutionNotifications"]
     assert note["level"] == "error"
     assert note["message"]["text"].startswith("syntax error at 1:")
-    assert note["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "broken.py", "uriBaseId": "%SRCROOT%"}}}]
+    assert note["locations"] == [
+        {"physicalLocation": {"artifactLocation": {"uri": "broken.py", "uriBaseId": "%SRCROOT%"}}}
+    ]
 
 
 def test_a_tree_checked_module_by_module_is_a_note_notification(write):
     root = write({"app.py": "x = 1\n", "padding.py": "# padding\n" * (3 * (1 << 20) // 20)})
     (invocation,) = sarif(root, "--project-max-mb", "1")["runs"][0]["invocations"]
-    assert invocation == {"executionSuccessful": True, "toolExecutionNotifications": [{
-        "level": "note", "message": {"text": "modules are checked one at a time, not linked through their imports: "
-                                             "1.5 MB of Python modules is above project-max-mb = 1 (raise it in "
-                                             "[tool.chatbound] or with --project-max-mb)"}}]}
+    assert invocation == {
+        "executionSuccessful": True,
+        "toolExecutionNotifications": [
+            {
+                "level": "note",
+                "message": {
+                    "text": "modules are checked one at a time, not linked through their imports: "
+                    "1.5 MB of Python modules is above project-max-mb = 1 (raise it in "
+                    "[tool.chatbound] or with --project-max-mb)"
+                },
+            }
+        ],
+    }
 
 
 def test_a_clean_run_is_successful_with_no_notifications(write):
@@ -170,7 +193,7 @@ def test_a_clean_run_is_successful_with_no_notifications(write):
 
 
 def test_help_texts_are_built_from_the_rule_docstring_only():
-    from chatbound.registry import all_rules
+    from chatbound.run.registry import all_rules
 
     for rule in all_rules():
         assert help_markdown(rule).startswith(rule.doc())

@@ -1,21 +1,23 @@
-"""`chatbound.scopes` answers what the rules ask of LibCST's ScopeProvider, the same way."""
+"""`chatbound.syntax.scopes` answers what the rules ask of LibCST's ScopeProvider, the same way."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
+from conftest import FIXTURES
 from libcst.metadata import ClassScope, ComprehensionScope, FunctionScope, GlobalScope, MetadataWrapper, ScopeProvider
 
-from chatbound.scopes import CLASS, COMPREHENSION, FUNCTION, MODULE, scopes
-
-from conftest import FIXTURES
+from chatbound.syntax.scopes import CLASS, COMPREHENSION, FUNCTION, MODULE, scopes
 
 KINDS = {GlobalScope: MODULE, FunctionScope: FUNCTION, ClassScope: CLASS, ComprehensionScope: COMPREHENSION}
 
 
 def _theirs(scope, name):
-    return {id(a.node) for a in scope[name] if getattr(a, "node", None) is not None
-            and not type(a.scope).__name__ == "BuiltinScope"}
+    return {
+        id(a.node)
+        for a in scope[name]
+        if getattr(a, "node", None) is not None and not type(a.scope).__name__ == "BuiltinScope"
+    }
 
 
 def _compare(module):
@@ -29,7 +31,8 @@ def _compare(module):
         assert ours.kind == KINDS[type(scope)], (node.value, type(scope).__name__)
         assert {id(b.node) for b in ours[node.value]} == _theirs(scope, node.value), node.value
         assert {KINDS[type(a.scope)] for a in scope[node.value] if type(a.scope) in KINDS} == {
-            b.scope.kind for b in ours[node.value]}, node.value
+            b.scope.kind for b in ours[node.value]
+        }, node.value
         compared += 1
     return compared
 
@@ -39,15 +42,18 @@ def test_every_name_in_every_fixture_sees_the_bindings_libcst_gives():
     assert compared > 5_000
 
 
-@pytest.mark.parametrize("code", [
-    "h = []\ndef f():\n    global h\n    h = h + [1]\n    return h\n",
-    "def outer():\n    n = 0\n    def inner():\n        nonlocal n\n        n += 1\n    return inner\n",
-    "class C:\n    x = 1\n    def m(self):\n        return x\n    y = [x for _ in range(3)]\n",
-    "import a.b as c, d.e\nfrom f import g as h, i\nfor j, (k, *l) in z:\n    pass\nwith o() as (p, q):\n    pass\n",
-    "try:\n    pass\nexcept E as err:\n    print(err)\nlam = lambda u, v=w: u + v\n",
-    "rows = [x for x in xs if x]\nd = {k: v for k, v in pairs}\ng = (i for i in range(n) for j in i)\n",
-    "def f(a, *b, c=1, **d):\n    e: int = a\n    e += 1\n    return a, b, c, d, e\n",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "h = []\ndef f():\n    global h\n    h = h + [1]\n    return h\n",
+        "def outer():\n    n = 0\n    def inner():\n        nonlocal n\n        n += 1\n    return inner\n",
+        "class C:\n    x = 1\n    def m(self):\n        return x\n    y = [x for _ in range(3)]\n",
+        "import a.b as c, d.e\nfrom f import g as h, i\nfor j, (k, *l) in z:\n    pass\nwith o() as (p, q):\n    pass\n",
+        "try:\n    pass\nexcept E as err:\n    print(err)\nlam = lambda u, v=w: u + v\n",
+        "rows = [x for x in xs if x]\nd = {k: v for k, v in pairs}\ng = (i for i in range(n) for j in i)\n",
+        "def f(a, *b, c=1, **d):\n    e: int = a\n    e += 1\n    return a, b, c, d, e\n",
+    ],
+)
 def test_scoping_corners(code):
     assert _compare(cst.parse_module(code)) > 0
 

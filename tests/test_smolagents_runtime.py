@@ -12,8 +12,8 @@ pytest.importorskip("smolagents")
 from smolagents import ChatMessage, Model, ToolCallingAgent  # noqa: E402
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole  # noqa: E402
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
 RUNS = 6
 
@@ -27,8 +27,11 @@ class Answering(Model):
 
     def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
         self.sent.append(len(messages))
-        call = ChatMessageToolCall(id="c", type="function",
-                                   function=ChatMessageToolCallFunction(name="final_answer", arguments={"answer": "ok"}))
+        call = ChatMessageToolCall(
+            id="c",
+            type="function",
+            function=ChatMessageToolCallFunction(name="final_answer", arguments={"answer": "ok"}),
+        )
         return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
 
 

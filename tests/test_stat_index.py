@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-import chatbound.runner as runner
-import chatbound.stat_index as stat_index
-from chatbound.cache import CACHE_DIR, STAT_INDEX
-from chatbound.config import Settings
-from chatbound.runner import run
+import chatbound.run.runner as runner
+import chatbound.run.stat_index as stat_index
+from chatbound.run.cache import CACHE_DIR, STAT_INDEX
+from chatbound.run.config import Settings
+from chatbound.run.runner import run
 
 CHAT = "docs = llm.invoke(store.similarity_search(question, k=20))\n"
 PLAIN = "x = 1\n"
@@ -102,15 +102,18 @@ def test_a_file_written_just_before_a_run_is_read_again_by_the_next(write, monke
 
 
 def test_a_data_file_edited_with_its_size_and_mtime_kept_invalidates_the_result(write, monkeypatch, short_racy_window):
-    root = write({
-        "bot.py": 'from pathlib import Path\nSYSTEM = Path("prompt.md").read_text()\n'
-                  'client.chat.completions.create(model="m", messages=[{"role": "system", "content": SYSTEM}])\n',
-        "prompt.md": "Follow the policy. " * 200,
-    })
+    root = write(
+        {
+            "bot.py": 'from pathlib import Path\nSYSTEM = Path("prompt.md").read_text()\n'
+            'client.chat.completions.create(model="m", messages=[{"role": "system", "content": SYSTEM}])\n',
+            "prompt.md": "Follow the policy. " * 200,
+        }
+    )
     monkeypatch.chdir(root)
     settle()
-    assert [f.rule_id for f in run([root], Settings(root=root, select=["PROMPT-OVERSIZED-SYSTEM"]), cache=True).findings] \
-        == ["PROMPT-OVERSIZED-SYSTEM"]
+    assert [
+        f.rule_id for f in run([root], Settings(root=root, select=["PROMPT-OVERSIZED-SYSTEM"]), cache=True).findings
+    ] == ["PROMPT-OVERSIZED-SYSTEM"]
     before = os.stat(root / "prompt.md")
     settle()
     (root / "prompt.md").write_text("Mind the policy. " * 200 + "." * 400)
@@ -125,10 +128,17 @@ class Planted:
         return (os.system, ("touch planted-marker",))
 
 
-@pytest.mark.parametrize("damage", [
-    b"", b"\x80\x05garbage", b"not a pickle at all", pickle.dumps(Planted()), pickle.dumps(["a", "list"]),
-    "entries of the wrong shape",
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"\x80\x05garbage",
+        b"not a pickle at all",
+        pickle.dumps(Planted()),
+        pickle.dumps(["a", "list"]),
+        "entries of the wrong shape",
+    ],
+)
 def test_a_damaged_or_planted_index_is_a_miss_and_is_rewritten(write, monkeypatch, reads, short_racy_window, damage):
     root = write({"chat.py": CHAT, "plain.py": PLAIN})
     monkeypatch.chdir(root)

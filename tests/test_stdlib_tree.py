@@ -2,7 +2,7 @@
 
 import ast
 
-from chatbound.stdlib_tree import PythonTree
+from chatbound.syntax.stdlib_tree import PythonTree
 
 SOURCE = """\
 import os
@@ -20,8 +20,19 @@ async def search(ctx, q):
 def test_the_nodes_of_each_type_are_those_ast_walk_finds():
     module = ast.parse(SOURCE)
     tree = PythonTree(module)
-    for kind in (ast.Call, ast.Subscript, ast.Delete, ast.Dict, ast.Constant, ast.FunctionDef,
-                 ast.AsyncFunctionDef, ast.Name, ast.keyword, ast.Lambda, ast.JoinedStr):
+    for kind in (
+        ast.Call,
+        ast.Subscript,
+        ast.Delete,
+        ast.Dict,
+        ast.Constant,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Name,
+        ast.keyword,
+        ast.Lambda,
+        ast.JoinedStr,
+    ):
         expected = {id(node) for node in ast.walk(module) if type(node) is kind}
         assert {id(node) for node in tree.nodes(kind)} == expected, kind
     assert len(tree.nodes(ast.Call)) == 4 and len(tree.nodes(ast.Subscript)) == 2

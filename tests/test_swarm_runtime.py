@@ -19,12 +19,13 @@ import swarm.core  # noqa: E402
 from openai.types.chat import ChatCompletion, ChatCompletionMessage  # noqa: E402
 from openai.types.chat.chat_completion import Choice  # noqa: E402
 from openai.types.chat.chat_completion_message_function_tool_call import (  # noqa: E402
-    ChatCompletionMessageFunctionToolCall, Function,
+    ChatCompletionMessageFunctionToolCall,
+    Function,
 )
 
-from chatbound.analysis import analyze_source  # noqa: E402
-from chatbound.apply import apply_edits  # noqa: E402
-from chatbound.registry import all_rules  # noqa: E402
+from chatbound.fixes.apply import apply_edits  # noqa: E402
+from chatbound.run.pipeline import analyze_source  # noqa: E402
+from chatbound.run.registry import all_rules  # noqa: E402
 
 APP = '''\
 from swarm import Agent, Swarm
@@ -69,7 +70,10 @@ class Recording:
         message = ChatCompletionMessage(role="assistant", content=f"Answer {len(self.sent)}.")
         if tools and messages[-1]["role"] == "user" and "lost" in messages[-1]["content"]:
             call = ChatCompletionMessageFunctionToolCall(
-                id=f"call-{len(self.sent)}", type="function", function=Function(name="transfer_to_lost_baggage", arguments="{}"))
+                id=f"call-{len(self.sent)}",
+                type="function",
+                function=Function(name="transfer_to_lost_baggage", arguments="{}"),
+            )
             message = ChatCompletionMessage(role="assistant", content=None, tool_calls=[call])
         choice = Choice(index=0, finish_reason="stop", message=message)
         return ChatCompletion(id="c", object="chat.completion", created=0, model=model, choices=[choice])
@@ -96,13 +100,15 @@ def test_the_repl_sends_its_whole_list_and_the_fix_keeps_it_flat(monkeypatch):
     assert (memory.rule_id, memory.span.line, memory.span.col) == ("MEMORY-UNBOUNDED-HISTORY", 20, 49)
     before, kept_before = run(APP, monkeypatch)
     # the system prompt and every earlier message; turn LOST adds a tool call, its result and the desk's answer
-    assert [n for _, n in before[:LOST + 1]] == [2 * turn + 2 for turn in range(LOST + 1)]
+    assert [n for _, n in before[: LOST + 1]] == [2 * turn + 2 for turn in range(LOST + 1)]
     assert before[-1][1] == 2 * TURNS + 2  # the last turn: the system prompt and all 61 messages
     fixed = apply_edits(APP, memory.fix.edits)
     assert "client.run(agent=agent, messages=bounded_view(messages, last_turns=10))" in fixed
     after, kept_after = run(fixed, monkeypatch)
-    assert after[:LOST + 2] == before[:LOST + 2]  # under 10 turns the view is the whole list
-    assert max(n for _, n in after) == 22  # 9 earlier turns (the handed-over one with its call and result) and the question
+    assert after[: LOST + 2] == before[: LOST + 2]  # under 10 turns the view is the whole list
+    assert (
+        max(n for _, n in after) == 22
+    )  # 9 earlier turns (the handed-over one with its call and result) and the question
     assert [n for _, n in after[-10:]] == [20] * 10  # the system prompt, 9 whole turns and the question
     assert kept_after == kept_before == 2 * TURNS + 2  # the list keeps every message
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatbound.findings import Finding, Severity, Span
-from chatbound.reporters.text import render_finding
+from chatbound.interfaces.reporters.text import render_finding
 
 CODE = (
     "def ask(text):\n"

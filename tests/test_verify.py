@@ -5,24 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from chatbound.verify import Bound, bounds_in, verify_bound
-
 from conftest import invoke
 
-TOOLS_AGENT = '''class Agent:
+from chatbound.cost.verify import Bound, verify_bound
+from chatbound.run.verification import bounds_in
+
+TOOLS_AGENT = """class Agent:
     def ask(self, text):
         self.messages.append({"role": "user", "content": text})
         reply = client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages%s], tools=TOOLS)
         self.messages.append({"role": "tool", "tool_call_id": "1", "content": "ok"})
-'''
-PLAIN_BOT = '''class Bot:
+"""
+PLAIN_BOT = """class Bot:
     def ask(self, text):
         self.messages.append({"role": "user", "content": text})
         reply = client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-10:]])
         self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
-'''
-RING_WITH_SYSTEM = '''from collections import deque
+"""
+RING_WITH_SYSTEM = """from collections import deque
 
 class Kiosk:
     def __init__(self):
@@ -35,7 +35,7 @@ class Kiosk:
         self.turns.append({"role": "assistant", "content": reply.choices[0].message.content})
 
 MAX = 15
-'''
+"""
 
 
 def bounds(code):
@@ -88,8 +88,13 @@ def test_trim_messages_keeping_the_system_and_starting_on_human_holds_and_withou
     bad = "trim_messages(history, max_tokens=3000, strategy='last', token_counter=llm)"
     template = 'history = [SystemMessage("Be brief.")]\ndef ask(text):\n    history.append({"role": "tool", "content": text})\n    llm.invoke(%s)\n'
     [(_, _, kept)] = bounds(template % good)
-    assert kept.arguments == {"max_tokens": 3000, "strategy": "last", "token_counter": "tokens",
-                              "start_on": "human", "include_system": True}
+    assert kept.arguments == {
+        "max_tokens": 3000,
+        "strategy": "last",
+        "token_counter": "tokens",
+        "start_on": "human",
+        "include_system": True,
+    }
     assert verify_bound(kept, turns=30).holds
     [(_, _, cut)] = bounds(template % bad)
     problems = verify_bound(Bound("trim_messages", cut.arguments, True, True), turns=30).problems
@@ -132,9 +137,9 @@ def test_verify_command_exits_1_when_a_bound_fails_and_0_when_all_hold(write):
 def test_the_trim_messages_emulation_matches_langchain_by_message_count():
     langchain = pytest.importorskip("langchain_core.messages")
     from chatbound.compaction import to_openai
-    from chatbound.projection import system_message
     from chatbound.compaction.tokens import get_encoder
-    from chatbound.verify import _trim, _turn
+    from chatbound.cost.projection import system_message
+    from chatbound.cost.verify import _trim, _turn
 
     count = get_encoder()
     history = to_openai([system_message(20, count)])
@@ -142,15 +147,28 @@ def test_the_trim_messages_emulation_matches_langchain_by_message_count():
         history += to_openai([m for step in _turn(n, batches, 100, count) for m in step])
     for budget in range(2, len(history) + 1):
         for start_on, include_system in ((None, False), ("human", False), ("human", True), (None, True)):
-            arguments = {"max_tokens": budget, "strategy": "last", "token_counter": "len",
-                         "start_on": start_on, "include_system": include_system}
+            arguments = {
+                "max_tokens": budget,
+                "strategy": "last",
+                "token_counter": "len",
+                "start_on": start_on,
+                "include_system": include_system,
+            }
             ours = [(m["role"], m.get("tool_call_id")) for m in _trim(history, arguments, len)]
             theirs = langchain.trim_messages(
-                history, max_tokens=budget, token_counter=len, strategy="last",
-                start_on=start_on, include_system=include_system,
+                history,
+                max_tokens=budget,
+                token_counter=len,
+                strategy="last",
+                start_on=start_on,
+                include_system=include_system,
             )
             roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
-            assert ours == [(roles[m.type], getattr(m, "tool_call_id", None)) for m in theirs], (budget, start_on, include_system)
+            assert ours == [(roles[m.type], getattr(m, "tool_call_id", None)) for m in theirs], (
+                budget,
+                start_on,
+                include_system,
+            )
 
 
 def test_cost_and_verify_state_their_turn_model_and_agree_on_the_same_window(tmp_path):
@@ -162,14 +180,17 @@ def test_cost_and_verify_state_their_turn_model_and_agree_on_the_same_window(tmp
 
     from conftest import FIXTURES
 
-    written, fixed = (Path(shutil.copytree(FIXTURES / "apps" / "helpdesk", tmp_path / name)) for name in ("as_written", "fixed"))
+    written, fixed = (
+        Path(shutil.copytree(FIXTURES / "apps" / "helpdesk", tmp_path / name)) for name in ("as_written", "fixed")
+    )
     assert invoke("check", "--fix", ".", cwd=fixed).exit_code == 0
     costed = invoke("cost", ".", cwd=written).output
     model = "50 turns of 400 tokens (a user message, one tool call and its result, a reply; cl100k_base)"
     assert f"{model}, after the system prompt each send shows (0 tokens)" in costed
     assert "`chatbound verify` counts what one model call sends (before the turn's reply" in costed
     projection = json.loads(invoke("check", "--output-format", "json", ".", cwd=written).output)["findings"][0][
-        "properties"]["projection"]
+        "properties"
+    ]["projection"]
     assert projection["window"]["last_turn"] == 4_000  # 10 turns of 400, no system prompt at the send
 
     verified = invoke("verify", ".", cwd=fixed).output.splitlines()
@@ -185,16 +206,20 @@ def test_cost_and_verify_state_their_turn_model_and_agree_on_the_same_window(tmp
 
 
 def test_verify_counts_the_system_prompt_the_send_shows_as_cost_does(write):
-    root = write({"app.py": (
-        "from chatbound.compaction import bounded_view\n"
-        f"SYSTEM = '{'Be brief. ' * 100}'\n"
-        "history = []\n"
-        "def ask(q):\n"
-        "    history.append({'role': 'user', 'content': q})\n"
-        "    r = client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM}, "
-        "*bounded_view(history, last_turns=10)])\n"
-        "    history.append({'role': 'assistant', 'content': r.choices[0].message.content})\n"
-    )})
+    root = write(
+        {
+            "app.py": (
+                "from chatbound.compaction import bounded_view\n"
+                f"SYSTEM = '{'Be brief. ' * 100}'\n"
+                "history = []\n"
+                "def ask(q):\n"
+                "    history.append({'role': 'user', 'content': q})\n"
+                "    r = client.chat.completions.create(model='m', messages=[{'role': 'system', 'content': SYSTEM}, "
+                "*bounded_view(history, last_turns=10)])\n"
+                "    history.append({'role': 'assistant', 'content': r.choices[0].message.content})\n"
+            )
+        }
+    )
     [finding], _ = bounds_in((root / "app.py").read_text(), "app.py", {})
     system = finding.properties["bound"].send_system_tokens
     assert system > 200  # "System: " and 100 times "Be brief. ", counted as cost counts it

@@ -21,12 +21,32 @@ from .view import bounded_view
 from .windows import last_events, last_turns, token_budget
 
 __all__ = [
-    "Message", "ToolCall", "Event", "EventType", "CompactionBoundary",
-    "InMemoryEventStore", "SQLiteEventStore", "VersionConflict",
-    "SessionService", "CompactionRequest", "CompactionResult", "SummaryRequest", "ModelSummarizer",
-    "TurnCountTrigger", "TokenCountTrigger", "any_of",
-    "WindowCompactionStrategy", "last_events", "last_turns", "token_budget",
-    "event_text", "bounded_view", "from_openai", "to_openai", "from_anthropic", "to_anthropic",
+    "Message",
+    "ToolCall",
+    "Event",
+    "EventType",
+    "CompactionBoundary",
+    "InMemoryEventStore",
+    "SQLiteEventStore",
+    "VersionConflict",
+    "SessionService",
+    "CompactionRequest",
+    "CompactionResult",
+    "SummaryRequest",
+    "ModelSummarizer",
+    "TurnCountTrigger",
+    "TokenCountTrigger",
+    "any_of",
+    "WindowCompactionStrategy",
+    "last_events",
+    "last_turns",
+    "token_budget",
+    "event_text",
+    "bounded_view",
+    "from_openai",
+    "to_openai",
+    "from_anthropic",
+    "to_anthropic",
 ]
 
 

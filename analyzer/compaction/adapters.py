@@ -5,7 +5,6 @@ Reading goes through ``shapes.read_item``, which also reads the other SDKs' shap
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 from .messages import Message
 from .shapes import read_item as messages_of
@@ -35,7 +34,7 @@ def to_openai(messages) -> list:
     return result
 
 
-def from_anthropic(messages, system: Optional[str] = None) -> list:
+def from_anthropic(messages, system: str | None = None) -> list:
     """``messages`` and the separate ``system`` parameter of an Anthropic call."""
     names: dict = {}
     head = [Message("system", text_of(system))] if system else []

@@ -6,8 +6,8 @@ answered), so the session engine and ``bounded_view`` over plain dicts share it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def plan_cut(
     windows: Sequence,
     tokens: Callable[[int], int],
     pin_prior_summary: bool,
-) -> Optional[Cut]:
+) -> Cut | None:
     """The cut of one pass, or None when nothing would leave the view."""
     systems = [i for i, entry in enumerate(entries) if entry.role == "system"]
     first_turn = next((i for i, entry in enumerate(entries) if entry.starts_turn), len(entries))

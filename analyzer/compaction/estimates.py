@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from .tokens import get_encoder
 from .messages import event_text
+from .tokens import get_encoder
 
 
-def resolve_estimator(estimator: Optional[Callable[[str], int]]) -> Callable[[str], int]:
+def resolve_estimator(estimator: Callable[[str], int] | None) -> Callable[[str], int]:
     """``estimator``, or the product's offline cl100k_base counter when it is None."""
     if estimator is None:
         return get_encoder()

@@ -6,7 +6,6 @@ import enum
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional, Union
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -23,8 +22,8 @@ class Message:
     role: str
     content: str
     tool_calls: tuple = ()
-    tool_call_id: Optional[str] = None
-    name: Optional[str] = None
+    tool_call_id: str | None = None
+    name: str | None = None
 
     def __post_init__(self):
         if self.role not in ROLES:
@@ -55,18 +54,18 @@ class CompactionBoundary:
 @dataclass(frozen=True)
 class Event:
     type: EventType
-    message: Optional[Message] = None
-    payload: Optional[CompactionBoundary] = None
+    message: Message | None = None
+    payload: CompactionBoundary | None = None
     synthetic: bool = False
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     timestamp: float = field(default_factory=time.time)
 
     @classmethod
-    def of(cls, message: Message, synthetic: bool = False) -> "Event":
+    def of(cls, message: Message, synthetic: bool = False) -> Event:
         return cls(EventType.MESSAGE, message=message, synthetic=synthetic)
 
     @property
-    def role(self) -> Optional[str]:
+    def role(self) -> str | None:
         return self.message.role if self.message else None
 
     @property
@@ -83,7 +82,7 @@ def project(boundary_ids: tuple, named: dict, after: list) -> list:
     return view
 
 
-def event_text(item: Union[Event, Message]) -> str:
+def event_text(item: Event | Message) -> str:
     """The one-line rendering that token estimates and summary prompts use."""
     message = item.message if isinstance(item, Event) else item
     if message is None:

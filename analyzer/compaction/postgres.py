@@ -16,9 +16,7 @@ try:
     from psycopg import errors, sql
     from psycopg_pool import ConnectionPool
 except ImportError as error:  # the engine has no dependencies; this store is an extra
-    raise ImportError(
-        "PostgresEventStore needs psycopg: pip install 'chatbound-compaction[postgres]'"
-    ) from error
+    raise ImportError("PostgresEventStore needs psycopg: pip install 'chatbound-compaction[postgres]'") from error
 
 from .messages import EventType, project
 from .rows import check_append, check_session, decode, encode
@@ -95,9 +93,10 @@ class PostgresEventStore:
         if not isinstance(schema, str) or not schema or "\0" in schema:
             raise ValueError(f"schema must be a non-empty string without NUL characters, got {schema!r}")
         if isinstance(pool, str):
-            self._pool, self._owned = ConnectionPool(
-                pool, min_size=1, max_size=4, open=True, kwargs={"autocommit": True}
-            ), True
+            self._pool, self._owned = (
+                ConnectionPool(pool, min_size=1, max_size=4, open=True, kwargs={"autocommit": True}),
+                True,
+            )
         elif isinstance(pool, ConnectionPool):
             self._pool, self._owned = pool, False
         else:
@@ -112,7 +111,9 @@ class PostgresEventStore:
         with self._pool.connection() as db, db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"chatbound.compaction {self.schema}",))
             db.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {s}").format(s=name))
-            db.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer NOT NULL)").format(s=name))
+            db.execute(
+                sql.SQL("CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer NOT NULL)").format(s=name)
+            )
             row = db.execute(sql.SQL("SELECT version FROM {s}.schema_version").format(s=name)).fetchone()
             current = row[0] if row else 0
             if current > SCHEMA_VERSION:

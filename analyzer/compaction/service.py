@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .estimates import resolve_estimator
 from .messages import CompactionBoundary, Event, EventType, Message
@@ -13,7 +13,7 @@ from .triggers import CompactionRequest, turn_count
 
 
 class SessionService:
-    def __init__(self, store, estimator: Optional[Callable[[str], int]] = None):
+    def __init__(self, store, estimator: Callable[[str], int] | None = None):
         self.store = store
         self.estimator = resolve_estimator(estimator)
 

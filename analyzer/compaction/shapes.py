@@ -43,14 +43,23 @@ from collections.abc import Mapping, Sequence
 from .messages import Message, ToolCall
 
 _ROLES = {
-    "system": "system", "developer": "system",
-    "user": "user", "human": "user",
-    "assistant": "assistant", "ai": "assistant", "model": "assistant", "chatbot": "assistant",
-    "tool": "tool", "function": "tool", "ipython": "tool",
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "chatbot": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
 }
 # AutoGen-core message classes (their ``type`` field).
 _AUTOGEN = {
-    "SystemMessage": "system", "UserMessage": "user", "AssistantMessage": "assistant",
+    "SystemMessage": "system",
+    "UserMessage": "user",
+    "AssistantMessage": "assistant",
     "FunctionExecutionResultMessage": "tool",
 }
 # OpenAI Responses input items that are not messages.
@@ -86,8 +95,14 @@ def read_item(item, tool_names: dict) -> list:
     if kind in ("function_call", "function_call_output"):
         call_id = field(item, "call_id")
         if kind == "function_call":
-            return _messages(role, None, [ToolCall(call_id, field(item, "name"), _json(field(item, "arguments")))], [],
-                             None, tool_names)
+            return _messages(
+                role,
+                None,
+                [ToolCall(call_id, field(item, "name"), _json(field(item, "arguments")))],
+                [],
+                None,
+                tool_names,
+            )
         return _messages(role, None, [], [(call_id, text_of(field(item, "output")))], None, tool_names)
     if kind == "FunctionExecutionResultMessage":  # AutoGen: content is the list of results
         results = [(field(r, "call_id"), text_of(field(r, "content"))) for r in field(item, "content") or ()]
@@ -104,8 +119,11 @@ def _pydantic_ai(item, tool_names: dict) -> list:
     """The messages of a Pydantic AI ModelRequest or ModelResponse, read by its parts."""
     parts = field(item, "parts")
     if field(item, "kind") == "response":
-        calls = [ToolCall(field(p, "tool_call_id"), field(p, "tool_name"), _json(field(p, "args"))) for p in parts
-                 if field(p, "part_kind") == "tool-call" and isinstance(field(p, "tool_name"), str)]
+        calls = [
+            ToolCall(field(p, "tool_call_id"), field(p, "tool_name"), _json(field(p, "args")))
+            for p in parts
+            if field(p, "part_kind") == "tool-call" and isinstance(field(p, "tool_name"), str)
+        ]
         text = "\n".join(field(p, "content") or "" for p in parts if field(p, "part_kind") == "text")
         return _messages("assistant", text, calls, [], None, tool_names)
     found = []
@@ -117,7 +135,9 @@ def _pydantic_ai(item, tool_names: dict) -> list:
             found.append(Message("user", text_of(field(part, "content"))))
         elif isinstance(kind, str) and "builtin" not in kind and isinstance(field(part, "tool_name"), str):
             call_id = field(part, "tool_call_id")
-            found.append(Message("tool", _json(field(part, "content")), tool_call_id=call_id, name=tool_names.get(call_id)))
+            found.append(
+                Message("tool", _json(field(part, "content")), tool_call_id=call_id, name=tool_names.get(call_id))
+            )
         elif kind in ("retry-prompt", "retry-feedback"):
             found.append(Message("tool", _json(field(part, "content"))))  # answers no call
     found.sort(key=lambda message: message.role != "system")
@@ -144,8 +164,7 @@ def _messages(role, content, calls, results, name, tool_names) -> list:
     tool_names.update((call.id, call.name) for call in calls)
     text = text_of(content)
     if results:
-        found = [Message("tool", out, tool_call_id=call_id, name=tool_names.get(call_id))
-                 for call_id, out in results]
+        found = [Message("tool", out, tool_call_id=call_id, name=tool_names.get(call_id)) for call_id, out in results]
         return found + ([Message(role, text)] if text and role != "tool" else [])
     return [Message(role, text, tuple(calls), name=name if isinstance(name, str) else None)]
 
@@ -163,8 +182,9 @@ def _call(call) -> ToolCall:
     function = field(call, "function")
     named = function if function is not None else call
     name = field(named, "name")
-    arguments = next((a for a in (field(named, key) for key in ("arguments", "args", "parameters", "input"))
-                      if a is not None), "")
+    arguments = next(
+        (a for a in (field(named, key) for key in ("arguments", "args", "parameters", "input")) if a is not None), ""
+    )
     return ToolCall(field(call, "id") or name, name, _json(arguments))
 
 
@@ -176,17 +196,29 @@ def _block_calls(content) -> list:
         if field(block, "type") == "tool_use" or _is_autogen_call(block):
             found.append(_call(block))
             continue
-        inner = next((field(block, key) for key in ("toolUse", "function_call", "functionCall")
-                      if field(block, key) is not None), None)
+        inner = next(
+            (
+                field(block, key)
+                for key in ("toolUse", "function_call", "functionCall")
+                if field(block, key) is not None
+            ),
+            None,
+        )
         if inner is not None and field(inner, "name"):  # an unset proto field is an empty message
-            found.append(ToolCall(field(inner, "toolUseId") or field(inner, "id") or field(inner, "name"),
-                                  field(inner, "name"), _json(field(inner, "input") or field(inner, "args") or {})))
+            found.append(
+                ToolCall(
+                    field(inner, "toolUseId") or field(inner, "id") or field(inner, "name"),
+                    field(inner, "name"),
+                    _json(field(inner, "input") or field(inner, "args") or {}),
+                )
+            )
     return found
 
 
 def _is_autogen_call(block) -> bool:
     return not isinstance(block, Mapping) and all(
-        isinstance(getattr(block, key, None), str) for key in ("id", "name", "arguments"))
+        isinstance(getattr(block, key, None), str) for key in ("id", "name", "arguments")
+    )
 
 
 def _results(item, role, content) -> list:
@@ -196,8 +228,19 @@ def _results(item, role, content) -> list:
     found += _block_results(content)
     if role == "tool" and not found:
         extra = field(item, "additional_kwargs") or {}
-        call_id = next((i for i in (field(item, "tool_call_id"), extra.get("tool_call_id"), field(item, "tool_name"),
-                                    field(item, "name")) if isinstance(i, str)), None)
+        call_id = next(
+            (
+                i
+                for i in (
+                    field(item, "tool_call_id"),
+                    extra.get("tool_call_id"),
+                    field(item, "tool_name"),
+                    field(item, "name"),
+                )
+                if isinstance(i, str)
+            ),
+            None,
+        )
         found = [(call_id, text_of(content))]
     return found
 
@@ -229,7 +272,9 @@ def text_of(content) -> str:
     for part in content:
         if isinstance(part, str):
             texts.append(part)
-        elif field(part, "type") in _TEXT_BLOCKS or (field(part, "type") is None and isinstance(field(part, "text"), str)):
+        elif field(part, "type") in _TEXT_BLOCKS or (
+            field(part, "type") is None and isinstance(field(part, "text"), str)
+        ):
             texts.append(field(part, "text") or "")
         elif isinstance(field(part, "json"), (dict, list)):  # a Bedrock tool result block
             texts.append(_json(field(part, "json")))

@@ -160,9 +160,7 @@ class SQLiteEventStore:
         db = self._connection()
         with _reading(db):
             self._version(db, session_id)
-            rows = db.execute(
-                "SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
-            )
+            rows = db.execute("SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
             return [decode(session_id, seq, body) for seq, body in rows]
 
     def version(self, session_id: str) -> int:
@@ -177,16 +175,14 @@ class SQLiteEventStore:
         with _reading(db):
             version = self._version(db, session_id)
             newest = db.execute(
-                "SELECT seq, body FROM events WHERE session_id = ? AND type = ? "
-                "ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, body FROM events WHERE session_id = ? AND type = ? ORDER BY seq DESC LIMIT 1",
                 (session_id, EventType.COMPACTION.value),
             ).fetchone()
             start, ids = (newest[0], decode(session_id, *newest).payload.ids) if newest else (0, ())
             named = {
                 event.id: event
                 for seq, body in db.execute(
-                    "SELECT seq, body FROM events WHERE session_id = ? "
-                    "AND id IN (SELECT value FROM json_each(?))",
+                    "SELECT seq, body FROM events WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))",
                     (session_id, json.dumps(ids)),
                 )
                 for event in [decode(session_id, seq, body)]
@@ -200,8 +196,7 @@ class SQLiteEventStore:
     def _version(self, db: sqlite3.Connection, session_id: str) -> int:
         check_session(session_id)
         row = db.execute(
-            "SELECT (SELECT max(seq) FROM events WHERE session_id = s.id) FROM sessions s "
-            "WHERE s.id = ?",
+            "SELECT (SELECT max(seq) FROM events WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
             (session_id,),
         ).fetchone()
         if row is None:

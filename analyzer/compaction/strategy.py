@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from .cut import entry_of, plan_cut
 from .estimates import estimate, resolve_estimator
@@ -25,7 +25,7 @@ class CompactionResult:
     tokens_saved: int = 0
 
     @classmethod
-    def nothing_left(cls, view) -> "CompactionResult":
+    def nothing_left(cls, view) -> CompactionResult:
         return cls(True, preserved=tuple(view))
 
 
@@ -34,9 +34,9 @@ class WindowCompactionStrategy:
 
     def __init__(
         self,
-        window=last_events(20),
-        summarizer: Optional[Callable[[SummaryRequest], list]] = None,
-        estimator: Optional[Callable[[str], int]] = None,
+        window=last_events(20),  # noqa: B008  (a frozen window, shared safely)
+        summarizer: Callable[[SummaryRequest], list] | None = None,
+        estimator: Callable[[str], int] | None = None,
     ):
         self.window = window
         self.summarizer = summarizer
@@ -67,4 +67,3 @@ class WindowCompactionStrategy:
         return CompactionResult(
             False, tuple(covered), tuple(view[i] for i in cut.pinned), tuple(preserved), summary, saved
         )
-

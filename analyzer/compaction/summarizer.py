@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from .messages import Message, event_text
 
@@ -38,12 +38,12 @@ class ModelSummarizer:
 
     def __init__(
         self,
-        complete: Callable[[list], Optional[str]],
+        complete: Callable[[list], str | None],
         overlap: int = 2,
         system_prompt: str = SYSTEM_PROMPT,
         shadow_prompt: str = SHADOW_PROMPT,
         formatter: Callable = event_text,
-        on_failure: Optional[Callable[[SummaryRequest], None]] = None,
+        on_failure: Callable[[SummaryRequest], None] | None = None,
     ):
         if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
             raise ValueError(f"overlap must be a non-negative integer, got {overlap!r}")
@@ -59,9 +59,7 @@ class ModelSummarizer:
             ("It continues with (for context only)", request.preserved[: self.overlap]),
         ]
         text = "\n\n".join(
-            f"{title}:\n" + "\n".join(self.formatter(event) for event in events)
-            for title, events in sections
-            if events
+            f"{title}:\n" + "\n".join(self.formatter(event) for event in events) for title, events in sections if events
         )
         return [
             {"role": "system", "content": self.system_prompt},

@@ -15,8 +15,8 @@ import functools
 import math
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 DEFAULT_ENCODING = "cl100k_base"
 FALLBACK_ENCODING = "chars/4"
@@ -32,7 +32,7 @@ class Estimator:
 
     encoding: str
     fallback: bool
-    _encode: Optional[Callable[[str], list]] = None
+    _encode: Callable[[str], list] | None = None
 
     def __call__(self, text: str) -> int:
         if self._encode is None:
@@ -45,7 +45,7 @@ def get_encoder(name: str = DEFAULT_ENCODING) -> Estimator:
     return _encoder(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _encoder(name: str) -> Estimator:
     try:
         encoding = _load(_BUNDLED.get(name, name))
@@ -88,8 +88,7 @@ def _warn_once(name: str, error: Exception) -> None:
         return
     _warned = True
     warnings.warn(
-        f"token encoding {name!r} could not be loaded offline ({error}); "
-        "estimating tokens as ceil(characters / 4)",
+        f"token encoding {name!r} could not be loaded offline ({error}); estimating tokens as ceil(characters / 4)",
         RuntimeWarning,
         stacklevel=3,
     )

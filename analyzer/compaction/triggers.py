@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from .estimates import estimate, resolve_estimator
 from .windows import positive
@@ -41,7 +41,7 @@ class TurnCountTrigger:
 class TokenCountTrigger:
     """Fires when the estimated tokens of what is sent reach ``threshold``."""
 
-    def __init__(self, threshold: int, estimator: Optional[Callable[[str], int]] = None):
+    def __init__(self, threshold: int, estimator: Callable[[str], int] | None = None):
         self.threshold = positive("threshold", threshold)
         self.estimator = resolve_estimator(estimator)
 

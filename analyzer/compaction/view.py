@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Callable, Optional
+from collections.abc import Callable, Mapping
 
 from .cut import Entry, plan_cut
 from .estimates import estimate, resolve_estimator
@@ -15,10 +14,10 @@ from .windows import LastEvents, LastTurns, TokenBudget, positive
 def bounded_view(
     messages,
     *,
-    last_turns: Optional[int] = None,
-    last_events: Optional[int] = None,
-    max_tokens: Optional[int] = None,
-    estimator: Optional[Callable[[str], int]] = None,
+    last_turns: int | None = None,
+    last_events: int | None = None,
+    max_tokens: int | None = None,
+    estimator: Callable[[str], int] | None = None,
 ) -> list:
     """A new list holding the bounded view of ``messages``.
 

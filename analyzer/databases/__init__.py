@@ -4,7 +4,7 @@ A chat kept in MongoDB, Redis or a SQL table is read back each message and writt
 message. Each module here says, for its store, which calls read a whole history (`read`:
 the store's key, or None when the read takes only the newest N) and which calls write to it
 (`writes`: items pushed, a value set back whole, or a trim the store does itself). The chat
-facts (`chatbound.histories.stores`) decide from the dataflow whether what was read reaches
+facts (`chatbound.analysis.histories.stores`) decide from the dataflow whether what was read reaches
 a model and whether the same request writes the new turn back; nothing here decides that.
 
 Keys name the store the same way on the read and the write: `mongo:chats` (a collection),
@@ -20,12 +20,13 @@ import re
 # repository module that keeps a chat in a store and returns it)
 WRITE_SHAPE = re.compile(
     rb"\.(?:insert_one|insert_many|update_one|update_many|find_one_and_update|rpush|lpush|bulk_create)\s*\(|"
-    rb"\.objects\.a?create\s*\(|INSERT\s+(?:OR\s+\w+\s+)?INTO", re.I
+    rb"\.objects\.a?create\s*\(|INSERT\s+(?:OR\s+\w+\s+)?INTO",
+    re.I,
 )
 
 
 def describe(key: str) -> str:
-    """How a finding names a history kept in a store (`key` as `chatbound.histories` keys it)."""
+    """How a finding names a history kept in a store (`key` as `chatbound.analysis.histories` keys it)."""
     found = re.search(r"\b(mongo|redis|sql|orm):(.*)$", key)  # after the module path of a repository's history
     store, name = found.groups() if found else ("", key)
     field = re.search(r"\['(.+)'\]$", name)
@@ -40,11 +41,11 @@ def describe(key: str) -> str:
 
 
 ADVICE = {
-    "mongo": "or read only the newest turns: `find(...).sort(\"_id\", -1).limit(20)` (then reversed), "
-    "or a `{\"<field>\": {\"$slice\": -20}}` projection, or `$push` with `$each` and `$slice: -N`",
+    "mongo": 'or read only the newest turns: `find(...).sort("_id", -1).limit(20)` (then reversed), '
+    'or a `{"<field>": {"$slice": -20}}` projection, or `$push` with `$each` and `$slice: -N`',
     "redis": "or read only the newest turns: `lrange(key, -20, -1)`, and `ltrim(key, -N, -1)` after each push",
     "sql": "or read only the newest turns: `ORDER BY id DESC LIMIT 20` (then reversed)",
-    "orm": "or read only the newest turns: `.order_by(\"-created\")[:20]` or `.limit(20)` (then reversed)",
+    "orm": 'or read only the newest turns: `.order_by("-created")[:20]` or `.limit(20)` (then reversed)',
 }
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..messages import callee_name, is_whole_slice, slice_of
-from . import django, mongo, redis, sql, sqlalchemy
+from chatbound.databases import django, mongo, redis, sql, sqlalchemy
+from chatbound.syntax.messages import callee_name, is_whole_slice, slice_of
 
 MODULES = (mongo, redis, sql, sqlalchemy, django)
 
@@ -31,7 +31,11 @@ def read(facts, expr: cst.CSTNode) -> str | None:
             expr = expr.expression
         elif isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             expr = expr.left
-        elif isinstance(expr, cst.Call) and callee_name(expr) in ("loads", "decode") and (expr.args or isinstance(expr.func, cst.Attribute)):
+        elif (
+            isinstance(expr, cst.Call)
+            and callee_name(expr) in ("loads", "decode")
+            and (expr.args or isinstance(expr.func, cst.Attribute))
+        ):
             expr = expr.args[0].value if callee_name(expr) == "loads" and expr.args else expr.func.value
         else:
             break
@@ -60,28 +64,14 @@ def _bounded_further(facts, call: cst.Call) -> bool:
         if not (isinstance(outer, cst.Call) and outer.func is attribute):
             return False
         name = attribute.attr.value
-        if name in BOUNDING_STEPS or (name == "to_list" and outer.args and not (
-                isinstance(outer.args[0].value, cst.Name) and outer.args[0].value.value == "None")):
+        if name in BOUNDING_STEPS or (
+            name == "to_list"
+            and outer.args
+            and not (isinstance(outer.args[0].value, cst.Name) and outer.args[0].value.value == "None")
+        ):
             return True
         node = outer
 
 
 def writes(facts, call: cst.Call) -> list[Write]:
     return [Write(*w) for module in MODULES for w in module.writes(facts, call)]
-
-
-def bound_values(facts, expr: cst.CSTNode) -> list[cst.CSTNode]:
-    """What `expr` was assigned from: a local or module name's value, or every value given to
-    `self.<attr>` in the class (`self.chats = db["chats"]` in `__init__`)."""
-    if isinstance(expr, cst.Name):
-        value = facts.assignment_before(expr)
-        return [value] if isinstance(value, cst.BaseExpression) else []
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
-        klass, attr = facts.class_of(expr), expr.attr.value
-        return [
-            node.value for node in facts.nodes.assigns
-            if isinstance(node, cst.Assign) and facts.class_of(node) is klass and any(
-                isinstance(t.target, cst.Attribute) and t.target.attr.value == attr
-                and isinstance(t.target.value, cst.Name) and t.target.value.value in ("self", "cls") for t in node.targets)
-        ]
-    return []

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..messages import callee_name
+from chatbound.syntax.messages import callee_name
 
-STEPS = frozenset("filter exclude all order_by values values_list select_related prefetch_related only defer "
-                  "reverse distinct using".split())
+STEPS = frozenset(
+    "filter exclude all order_by values values_list select_related prefetch_related only defer "
+    "reverse distinct using".split()
+)
 
 
 def read(facts, call: cst.Call) -> str | None:

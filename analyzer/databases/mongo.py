@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..messages import callee_name, string
+from chatbound.syntax.messages import callee_name, string
 
 CURSOR_STEPS = frozenset("sort skip batch_size hint max_time_ms allow_disk_use collation comment to_list".split())
 PUSHES = ("$push", "$addToSet")
@@ -71,9 +71,13 @@ def writes(facts, call: cst.Call) -> list[tuple]:
 def collection(facts, receiver: cst.CSTNode, depth: int = 0) -> str:
     """The collection's name where the code shows it (`db["chats"]`, `db.chats`,
     `db.get_collection("chats")`, through a name or a `self.` attribute), else its spelling."""
-    from .access import bound_values
+    from chatbound.syntax.tree import bound_values
 
-    if isinstance(receiver, cst.Subscript) and len(receiver.slice) == 1 and isinstance(receiver.slice[0].slice, cst.Index):
+    if (
+        isinstance(receiver, cst.Subscript)
+        and len(receiver.slice) == 1
+        and isinstance(receiver.slice[0].slice, cst.Index)
+    ):
         name = string(receiver.slice[0].slice.value)
         if name is not None:
             return name
@@ -84,7 +88,9 @@ def collection(facts, receiver: cst.CSTNode, depth: int = 0) -> str:
     values = bound_values(facts, receiver) if depth < 3 else []
     if len(values) == 1:
         return collection(facts, values[0], depth + 1)
-    if isinstance(receiver, cst.Attribute) and not (isinstance(receiver.value, cst.Name) and receiver.value.value in ("self", "cls")):
+    if isinstance(receiver, cst.Attribute) and not (
+        isinstance(receiver.value, cst.Name) and receiver.value.value in ("self", "cls")
+    ):
         return receiver.attr.value
     return facts.code(receiver)
 
@@ -94,7 +100,9 @@ def _is_query(call: cst.Call) -> bool:
     if not call.args:
         return True
     first = call.args[0]
-    return first.keyword is not None or not isinstance(first.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+    return first.keyword is not None or not isinstance(
+        first.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+    )
 
 
 def _length(call: cst.Call) -> cst.BaseExpression | None:
@@ -115,7 +123,7 @@ def _slices(facts, call: cst.Call) -> bool:
 def _operators(facts, update: cst.CSTNode):
     """(operator, [(field, value)]) of an update document, through a name bound to one."""
     if isinstance(update, cst.Name):
-        from .access import bound_values
+        from chatbound.syntax.tree import bound_values
 
         values = bound_values(facts, update)
         update = values[0] if values else update
@@ -124,8 +132,14 @@ def _operators(facts, update: cst.CSTNode):
     for element in update.elements:
         operator = string(element.key) if isinstance(element, cst.DictElement) else None
         if operator is not None and isinstance(element.value, cst.Dict):
-            yield operator, [(string(e.key), e.value) for e in element.value.elements
-                             if isinstance(e, cst.DictElement) and string(e.key) is not None]
+            yield (
+                operator,
+                [
+                    (string(e.key), e.value)
+                    for e in element.value.elements
+                    if isinstance(e, cst.DictElement) and string(e.key) is not None
+                ],
+            )
 
 
 def _entry(document: cst.Dict, key: str) -> cst.BaseExpression | None:

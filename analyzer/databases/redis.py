@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..messages import callee_name
+from chatbound.syntax.messages import callee_name
 
 
 def read(facts, call: cst.Call) -> str | None:
@@ -34,7 +34,12 @@ WRITES = frozenset("rpush lpush ltrim set setex hset".split())
 
 def writes(facts, call: cst.Call) -> list[tuple]:
     name = callee_name(call)
-    if name not in WRITES or not isinstance(call.func, cst.Attribute) or not call.args or any(a.star for a in call.args):
+    if (
+        name not in WRITES
+        or not isinstance(call.func, cst.Attribute)
+        or not call.args
+        or any(a.star for a in call.args)
+    ):
         return []
     key = f"redis:{_key(facts, call.args[0].value)}"
     values = tuple(a.value for a in call.args[1:] if a.keyword is None)
@@ -69,6 +74,10 @@ def _is_client(facts, receiver: cst.BaseExpression) -> bool:
 def _number(facts, node: cst.BaseExpression) -> int | None:
     if isinstance(node, cst.Integer):
         return int(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
         return -int(node.expression.value)
     return None

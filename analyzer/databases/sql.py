@@ -15,7 +15,7 @@ import re
 
 import libcst as cst
 
-from ..messages import callee_name, string
+from chatbound.syntax.messages import callee_name, string
 
 SELECT = re.compile(r"^\s*SELECT\b.*?\bFROM\s+[\"`\[]?(\w+)", re.I | re.S)
 INSERT = re.compile(r"^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+[\"`\[]?(\w+)", re.I)
@@ -23,7 +23,9 @@ DELETE = re.compile(r"^\s*DELETE\s+FROM\s+[\"`\[]?(\w+)", re.I)
 BOUNDED = re.compile(r"\bLIMIT\b|\bTOP\s*\(?\s*[\d?:%$]|\bFETCH\s+(?:FIRST|NEXT)\b|\bOFFSET\b", re.I)
 SQL_START = re.compile(r"\s*(?:SELECT|INSERT|DELETE)\b", re.I)
 ROWS = frozenset("fetchall all mappings scalars".split())  # every row of what ran
-EXECUTES = frozenset("execute executemany exec_driver_sql fetch read_sql read_sql_query".split())  # given the SQL by name too
+EXECUTES = frozenset(
+    "execute executemany exec_driver_sql fetch read_sql read_sql_query".split()
+)  # given the SQL by name too
 
 
 def read(facts, call: cst.Call, depth: int = 0) -> str | None:
@@ -47,7 +49,7 @@ def writes(facts, call: cst.Call) -> list[tuple]:
         if text is None:
             continue
         if INSERT.match(text):
-            values = tuple(a.value for a in call.args[index + 1:]) or (arg.value,)
+            values = tuple(a.value for a in call.args[index + 1 :]) or (arg.value,)
             return [(f"sql:{INSERT.match(text).group(1)}", "push", values)]
         if DELETE.match(text) and BOUNDED.search(text):
             return [(f"sql:{DELETE.match(text).group(1)}", "trim", ())]
@@ -93,6 +95,13 @@ def _rows_of(facts, source: cst.BaseExpression, at: cst.Call, depth: int) -> str
         if found is not None:
             return found
     function, before = facts.function_of(at), facts.order(at)
-    runs = [c for c in facts.nodes.calls if callee_name(c) in ("execute", "executemany") and isinstance(c.func, cst.Attribute)
-            and facts.code(c.func.value) == source.value and facts.function_of(c) is function and facts.order(c) < before]
+    runs = [
+        c
+        for c in facts.nodes.calls
+        if callee_name(c) in ("execute", "executemany")
+        and isinstance(c.func, cst.Attribute)
+        and facts.code(c.func.value) == source.value
+        and facts.function_of(c) is function
+        and facts.order(c) < before
+    ]
     return read(facts, max(runs, key=facts.order), depth + 1) if runs else None

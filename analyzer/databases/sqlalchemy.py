@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..messages import callee_name
+from chatbound.syntax.messages import callee_name
 
 STEPS = frozenset("filter filter_by where order_by join outerjoin options all scalars execute".split())
 

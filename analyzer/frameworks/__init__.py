@@ -1,6 +1,6 @@
 """What the frameworks that hold a conversation do with it: one module per framework.
 
-Rules never name a framework; they ask the chat facts (`chatbound.histories`), and the
+Rules never name a framework; they ask the chat facts (`chatbound.analysis.histories`), and the
 facts ask these modules. Each module declares, in the words the facts already speak:
 
 - `REPLAYS`: methods of a run's result that return the whole conversation, the history
@@ -49,15 +49,81 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import adk, autogen, chainlit, crewai, langgraph, langgraph_functional, llama_index, mcp, openai_agents, pydantic_ai, smolagents, swarm
-from .mcp_servers import Server, known_server
-from .vocabulary import Handoff, Kept
+from chatbound.fixes.edits import HISTORY_STAYS, WINDOW_TURNS
+from chatbound.frameworks import (
+    adk,
+    autogen,
+    chainlit,
+    chat_memories,
+    crewai,
+    langgraph,
+    langgraph_functional,
+    llama_index,
+    mcp,
+    openai_agents,
+    pydantic_ai,
+    smolagents,
+    swarm,
+)
+from chatbound.frameworks.mcp_servers import Server, known_server
+from chatbound.frameworks.vocabulary import Handoff, Kept
 
-MODULES = (langgraph, langgraph_functional, openai_agents, swarm, autogen, adk, chainlit, crewai, mcp, smolagents, pydantic_ai, llama_index)
-__all__ = ["ADVICE", "CALLS", "REPLAYS", "HANDOFF_CALLS", "HANDOFF_TRIGGERS", "INSTRUCTIONS", "KINDS", "MODULES", "TRIGGERS", "Handoff", "Kept",
-           "PROMPT_FILES", "PROMPT_KEYWORDS", "PROMPT_TRIGGERS", "SERVER_TOOL_CALLS", "SERVER_TOOLS_ADVICE", "TOOL_CONTEXT", "TOOL_KEYWORDS", "TOOL_TRIGGERS", "collect", "fix", "handoffs", "instructed_agent", "memories",
-           "Server", "known_server", "server_tools", "served_agents", "sink", "state_messages", "storage", "system_config", "system_parts", "tool_results",
-           "toolset"]
+MODULES = (
+    langgraph,
+    langgraph_functional,
+    openai_agents,
+    swarm,
+    autogen,
+    adk,
+    chainlit,
+    crewai,
+    mcp,
+    smolagents,
+    pydantic_ai,
+    llama_index,
+)
+__all__ = [
+    "ADVICE",
+    "CALLS",
+    "CHAT_SENDS",
+    "MEMORY_ADVICE",
+    "REPLAYS",
+    "HANDOFF_CALLS",
+    "HANDOFF_TRIGGERS",
+    "INSTRUCTIONS",
+    "KINDS",
+    "MODULES",
+    "TRIGGERS",
+    "Handoff",
+    "Kept",
+    "PROMPT_FILES",
+    "PROMPT_KEYWORDS",
+    "PROMPT_TRIGGERS",
+    "SERVER_TOOL_CALLS",
+    "SERVER_TOOLS_ADVICE",
+    "TOOL_CONTEXT",
+    "TOOL_KEYWORDS",
+    "TOOL_TRIGGERS",
+    "collect",
+    "fix",
+    "framework_kind",
+    "handoffs",
+    "instructed_agent",
+    "memories",
+    "Server",
+    "known_server",
+    "server_tools",
+    "sent_list",
+    "served_agents",
+    "sink",
+    "state_messages",
+    "storage",
+    "system_config",
+    "system_parts",
+    "tool_results",
+    "toolset",
+    "trims_chat",
+]
 
 
 def _declared(name: str) -> list:
@@ -83,7 +149,8 @@ INSTRUCTIONS = tuple(keyword for keywords in _declared("INSTRUCTIONS") for keywo
 _STORAGE, _COLLECT, _MEMORIES, _HANDOFFS = (_declared(n) for n in ("storage", "collect", "memories", "handoffs"))
 _STATE_MESSAGES, _SINK, _FIX, _TOOL_RESULTS = (_declared(n) for n in ("state_messages", "sink", "fix", "tool_results"))
 _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
-    _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config"))
+    _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
+)
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
 
 
@@ -160,5 +227,80 @@ def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
-    """The framework's own fix and advice for ``finding``, or None when no framework owns it."""
-    return _first(_FIX, finding, module, wrapper, lines)
+    """The framework's own fix and advice for ``finding``, or None when no framework owns it
+    (the memories no framework module models yet answer last: `chat_memories.framework_fix`)."""
+    return _first(_FIX, finding, module, wrapper, lines) or chat_memories.framework_fix(finding, module, wrapper, lines)
+
+
+# The memories no framework module models yet: their advice by kind, and the chat objects' sends.
+MEMORY_ADVICE = chat_memories.SUGGESTIONS
+CHAT_SENDS = chat_memories.CHAT_SENDS
+trims_chat = chat_memories.trims_chat
+
+
+# SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py); "http" is
+# the JSON body of those APIs' chat endpoints, the same role dicts (Gemini's with `parts`).
+LIST_SDKS = (
+    "openai",
+    "anthropic",
+    "litellm",
+    "mistral",
+    "ollama",
+    "groq",
+    "together",
+    "cohere",
+    "bedrock",
+    "boto3",
+    "genai",
+    "google",
+    "vertex",
+    "huggingface",
+    "autogen",
+    "gradio",
+    "swarm",
+    "http",
+)
+# A history sent as a list by these frameworks: whether bounded_view at the send serves it, and their own advice.
+LIST_ADVICE = {
+    "langchain": (
+        True,
+        'Trim before the call: `trim_messages(history, strategy="last", token_counter='
+        'count_tokens_approximately, max_tokens=4000, start_on="human", include_system=True)`, or '
+        "SummarizationMiddleware with a trigger. " + HISTORY_STAYS,
+    ),
+    "llamaindex": (
+        False,
+        "Use a token-limited memory: `ChatMemoryBuffer.from_defaults(token_limit=3000)` "
+        "(or a summary memory) instead of the whole chat history. " + HISTORY_STAYS,
+    ),
+    "agents": (
+        True,
+        f"Send a bounded view of the input: `bounded_view(history, last_turns={WINDOW_TURNS})` from "
+        "chatbound.compaction (the runner copies its input), or keep the conversation in a session with "
+        "`session_settings=SessionSettings(limit=...)`. " + HISTORY_STAYS,
+    ),
+}
+
+
+def framework_kind(finding) -> str:
+    """plain, langchain, llamaindex, agents, or "" when the framework is one we do not edit."""
+    name = str(finding.properties.get("framework", "")).lower().replace("-", "_")
+    if not name or name.startswith(LIST_SDKS) and "agents" not in name:
+        return "plain"
+    for kind, prefixes in (
+        ("langchain", ("langchain", "langgraph")),
+        ("llamaindex", ("llama_index", "llamaindex")),
+        ("agents", ("openai_agents", "agents")),
+    ):
+        if name.startswith(prefixes):
+            return kind
+    return ""
+
+
+def sent_list(finding) -> tuple[bool, str | None]:
+    """For a history ``finding`` sees sent as a list: whether the generic bounded_view wrap at the
+    send serves it, and its framework's own advice (None: the generic advice; "": none)."""
+    kind = framework_kind(finding)
+    if kind == "plain":
+        return True, None
+    return LIST_ADVICE.get(kind, (False, ""))

@@ -40,18 +40,18 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
-from ..edits import call_at, import_edit, keyword_added, name_is_taken
-from ..findings import Edit, Finding, Fix, Span
-from ..messages import callee_name, string
-from ..sinks import keyword, positional
-from ..texts import read_data_file
-from ..values import bound_expression
-from .versions import lowest, version_tuple
-from .vocabulary import Handoff, Kept
+from chatbound.findings import Edit, Finding, Fix, Span
+from chatbound.fixes.edits import call_at, import_edit, keyword_added, name_is_taken
+from chatbound.frameworks.versions import lowest, version_tuple
+from chatbound.frameworks.vocabulary import Handoff, Kept
+from chatbound.syntax.messages import callee_name, string
+from chatbound.syntax.texts import read_data_file
+from chatbound.syntax.values import bound_expression
+from chatbound.vocabulary.sinks import keyword, positional
 
 TRIGGERS = (
     (re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"\.\s*run(?:_async)?\s*\(")),  # both: an ADK run
@@ -73,13 +73,19 @@ DISTRIBUTION = "google-adk"
 # sessions/base_session_service.py `GetSessionConfig`; 1.26.0 has neither field nor import path.
 RECENT_SINCE = (1, 27)
 COMPACTION_SINCE = (1, 16)  # apps/app.py `App.events_compaction_config`: not in 1.15.1
-RUN_CONFIG_IMPORTS = ("from google.adk.agents.run_config import RunConfig",
-                      "from google.adk.sessions.base_session_service import GetSessionConfig")
-RECENT = (f"`run_config=RunConfig(get_session_config=GetSessionConfig(num_recent_events={RECENT_EVENTS}))` on the run "
-          "(google-adk 1.27 and later; the session keeps every event)")
-COMPACTION = ("events compaction on the app (`Runner(app=App(name=..., root_agent=agent, events_compaction_config="
-              "EventsCompactionConfig(compaction_interval=5, overlap_size=1)), session_service=...)`, google-adk 1.16 "
-              "and later), which folds older turns into summaries (what is sent then grows by one summary per interval)")
+RUN_CONFIG_IMPORTS = (
+    "from google.adk.agents.run_config import RunConfig",
+    "from google.adk.sessions.base_session_service import GetSessionConfig",
+)
+RECENT = (
+    f"`run_config=RunConfig(get_session_config=GetSessionConfig(num_recent_events={RECENT_EVENTS}))` on the run "
+    "(google-adk 1.27 and later; the session keeps every event)"
+)
+COMPACTION = (
+    "events compaction on the app (`Runner(app=App(name=..., root_agent=agent, events_compaction_config="
+    "EventsCompactionConfig(compaction_interval=5, overlap_size=1)), session_service=...)`, google-adk 1.16 "
+    "and later), which folds older turns into summaries (what is sent then grows by one summary per interval)"
+)
 ADVICE = {"adk": f"Send each call the recent events only: {RECENT}, or configure {COMPACTION}."}
 HANDOFF_ADVICE = (
     "Give each sub-agent only what it needs: `include_contents='none'` on a sub-agent that works from the "
@@ -110,9 +116,13 @@ def _value(facts, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
             expr = bound
         elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             klass = facts.class_of(expr)
-            values = [node.value for node in facts.nodes.assigns if isinstance(node, cst.Assign)
-                      and facts.class_of(node) is klass and any(facts.code(t.target) == facts.code(expr)
-                                                                for t in node.targets)]
+            values = [
+                node.value
+                for node in facts.nodes.assigns
+                if isinstance(node, cst.Assign)
+                and facts.class_of(node) is klass
+                and any(facts.code(t.target) == facts.code(expr) for t in node.targets)
+            ]
             if len(values) != 1:
                 return None
             expr = values[0]
@@ -129,8 +139,9 @@ def _contents_none(facts, agent: cst.BaseExpression | None) -> bool:
     if isinstance(value, cst.Call):
         arg = keyword(value, "include_contents")
         return arg is not None and string(arg.value) == "none"
-    return isinstance(agent, cst.Name) and any(_imported_contents_none(facts, bound)
-                                               for bound in facts.nodes.bindings.get(agent.value, ()))
+    return isinstance(agent, cst.Name) and any(
+        _imported_contents_none(facts, bound) for bound in facts.nodes.bindings.get(agent.value, ())
+    )
 
 
 def _imported_contents_none(facts, bound: str) -> bool:
@@ -142,8 +153,11 @@ def _imported_contents_none(facts, bound: str) -> bool:
     directory = facts.rule.context.directory
     if not directory or not relative:
         return False
-    bases = [os.path.join(directory, *[".."] * (dots - 1))] if dots else [
-        os.path.join(directory, *[".."] * up) for up in range(relative.count("/") + 3)]
+    bases = (
+        [os.path.join(directory, *[".."] * (dots - 1))]
+        if dots
+        else [os.path.join(directory, *[".."] * up) for up in range(relative.count("/") + 3)]
+    )
     for base in bases:
         for path in (f"{relative}.py", f"{relative}/__init__.py"):
             text = read_data_file(base, path)
@@ -159,10 +173,13 @@ def _defines_contents_none(text: str, name: str) -> bool:
     except (SyntaxError, ValueError, RecursionError):
         return False
     return any(
-        isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-        and isinstance(node.value, ast.Call) and any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        and isinstance(node.value, ast.Call)
+        and any(
             k.arg == "include_contents" and isinstance(k.value, ast.Constant) and k.value.value == "none"
-            for k in node.value.keywords)
+            for k in node.value.keywords
+        )
         for node in tree.body
     )
 
@@ -206,8 +223,11 @@ def _continues(facts, run: cst.Call) -> bool:
         return True
     if function is None:
         return False
-    params = [p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-              if p.name.value not in ("self", "cls")]
+    params = [
+        p
+        for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        if p.name.value not in ("self", "cls")
+    ]
     return bool(params or function.decorators)
 
 
@@ -229,7 +249,12 @@ def _unbounded(facts, runner: cst.Call, run: cst.Call) -> str | None:
         agent = keyword(value, "root_agent")
     else:
         agent = keyword(runner, "agent") or positional(runner, 0)
-    if agent is None or isinstance(agent.value, cst.Name) and agent.value.value == "None" or _contents_none(facts, agent.value):
+    if (
+        agent is None
+        or isinstance(agent.value, cst.Name)
+        and agent.value.value == "None"
+        or _contents_none(facts, agent.value)
+    ):
         return None  # no agent yet (set later on the runner), or one sent the current turn only
     return facts.code(agent.value)
 
@@ -246,12 +271,24 @@ def memories(facts) -> list[Kept]:
         runs = [facts.rule.span(r) for r, same in _runs(facts) if same is runner]
         name = f"{facts.code(run.func.value)}.{callee_name(run)}"
         version = _version_note(facts)
-        found.append(Kept(runner, f"ADK `{callee_name(runner)}` runs `{agent}` on a session kept across turns "
-                          f"(`{name}(..., session_id=...)`) with no events compaction: the agent's default "
-                          "`include_contents='default'` sends every event of the session to the model on each call "
-                          "(google-adk 2.13)", _advice(version),
-                          {"history": "session events", "framework": "google-adk", "storage": "framework", "sink": name,
-                           "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs], **version}))
+        found.append(
+            Kept(
+                runner,
+                f"ADK `{callee_name(runner)}` runs `{agent}` on a session kept across turns "
+                f"(`{name}(..., session_id=...)`) with no events compaction: the agent's default "
+                "`include_contents='default'` sends every event of the session to the model on each call "
+                "(google-adk 2.13)",
+                _advice(version),
+                {
+                    "history": "session events",
+                    "framework": "google-adk",
+                    "storage": "framework",
+                    "sink": name,
+                    "runs": [(r.line, r.col, r.end_line, r.end_col) for r in runs],
+                    **version,
+                },
+            )
+        )
     return found
 
 
@@ -271,36 +308,58 @@ def _served_root(facts) -> list[Kept]:
     context.data_files.append(os.path.join(above, "__init__.py"))  # a cached result is checked against it
     if read_data_file(above, "__init__.py") is not None:
         return []
-    module_level = [node for node in facts.nodes.assigns if isinstance(node, cst.Assign) and facts.function_of(node) is None
-                    and facts.class_of(node) is None]
-    named = {t.target.value: node.value for node in module_level for t in node.targets if isinstance(t.target, cst.Name)}
+    module_level = [
+        node
+        for node in facts.nodes.assigns
+        if isinstance(node, cst.Assign) and facts.function_of(node) is None and facts.class_of(node) is None
+    ]
+    named = {
+        t.target.value: node.value for node in module_level for t in node.targets if isinstance(t.target, cst.Name)
+    }
     root, app = named.get(ROOT), named.get("app")
     agent = _value(facts, root)
     if not isinstance(agent, cst.Call) or not _adk(facts, agent, LLM_AGENTS) or _contents_none(facts, root):
         return []
-    if app is not None and not (isinstance(app, cst.Call) and callee_name(app) == "App"
-                                and keyword(app, "events_compaction_config") is None):
+    if app is not None and not (
+        isinstance(app, cst.Call) and callee_name(app) == "App" and keyword(app, "events_compaction_config") is None
+    ):
         return []
     version = _version_note(facts)
-    return [Kept(root, f"`{ROOT}` is the agent `adk web` and `adk api_server` serve from `{SERVED_FILE}`, on a session per "
-                 "user that every turn adds to, with no events compaction: its default `include_contents='default'` "
-                 "sends every event of the session to the model on each call (google-adk 2.13)",
-                 _served_advice(version), {"history": "session events", "framework": DISTRIBUTION, "served": True,
-                                           "storage": "framework", "sink": ROOT, **version})]
+    return [
+        Kept(
+            root,
+            f"`{ROOT}` is the agent `adk web` and `adk api_server` serve from `{SERVED_FILE}`, on a session per "
+            "user that every turn adds to, with no events compaction: its default `include_contents='default'` "
+            "sends every event of the session to the model on each call (google-adk 2.13)",
+            _served_advice(version),
+            {
+                "history": "session events",
+                "framework": DISTRIBUTION,
+                "served": True,
+                "storage": "framework",
+                "sink": ROOT,
+                **version,
+            },
+        )
+    ]
 
 
 def _served_advice(properties: dict) -> str:
     """A served agent has no run of this module to give a `run_config`: compaction on its app."""
     floor = properties.get("version")
     if floor is not None and version_tuple(floor)[:2] < COMPACTION_SINCE:
-        return (f"google-adk {floor} (from {properties['version_file']}) has no events compaction (1.16.0): upgrade, then "
-                f"serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
-                "compaction_interval=5, overlap_size=1))` from agent.py (the ADK CLI loads a module's `app` before its "
-                "`root_agent`).")
-    return ("Serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
+        return (
+            f"google-adk {floor} (from {properties['version_file']}) has no events compaction (1.16.0): upgrade, then "
+            f"serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
             "compaction_interval=5, overlap_size=1))` from agent.py (the ADK CLI loads a module's `app` before its "
-            "`root_agent`; google-adk 1.16 and later): older turns are folded into summaries, the session keeps every "
-            "event.")
+            "`root_agent`)."
+        )
+    return (
+        "Serve `app = App(name=..., root_agent=root_agent, events_compaction_config=EventsCompactionConfig("
+        "compaction_interval=5, overlap_size=1))` from agent.py (the ADK CLI loads a module's `app` before its "
+        "`root_agent`; google-adk 1.16 and later): older turns are folded into summaries, the session keeps every "
+        "event."
+    )
 
 
 def _version_note(facts) -> dict:
@@ -314,17 +373,23 @@ def _advice(properties) -> str:
     """The advice for the version the project allows: with none declared, which version it assumes."""
     version, where = properties.get("version"), properties.get("version_file")
     if version is None:
-        return (f"The project declares no google-adk version; assuming 1.27 or later: send each call the recent "
-                f"events only, {RECENT} (`--fix --unsafe-fixes` makes this edit once the project requires google-adk>=1.27), "
-                f"or configure {COMPACTION}.")
+        return (
+            f"The project declares no google-adk version; assuming 1.27 or later: send each call the recent "
+            f"events only, {RECENT} (`--fix --unsafe-fixes` makes this edit once the project requires google-adk>=1.27), "
+            f"or configure {COMPACTION}."
+        )
     if version_tuple(version)[:2] >= RECENT_SINCE:
         return ADVICE["adk"]
     if version_tuple(version)[:2] >= COMPACTION_SINCE:
-        return (f"google-adk {version} (from {where}) has no `RunConfig.get_session_config` (added in 1.27.0): "
-                f"configure {COMPACTION}, or require google-adk>=1.27 and send each call the recent events only, "
-                f"{RECENT}.")
-    return (f"google-adk {version} (from {where}) has neither events compaction (1.16.0) nor "
-            f"`RunConfig.get_session_config` (1.27.0): upgrade, then send each call the recent events only, {RECENT}.")
+        return (
+            f"google-adk {version} (from {where}) has no `RunConfig.get_session_config` (added in 1.27.0): "
+            f"configure {COMPACTION}, or require google-adk>=1.27 and send each call the recent events only, "
+            f"{RECENT}."
+        )
+    return (
+        f"google-adk {version} (from {where}) has neither events compaction (1.16.0) nor "
+        f"`RunConfig.get_session_config` (1.27.0): upgrade, then send each call the recent events only, {RECENT}."
+    )
 
 
 def fix(finding: Finding, module: cst.Module, wrapper, lines):
@@ -352,8 +417,13 @@ def fix(finding: Finding, module: cst.Module, wrapper, lines):
         call = call_at(wrapper, Span(line, col, end_line, end_col))
         if call is None or keyword(call, "run_config") is not None:
             return None, advice
-        fixed = keyword_added(wrapper, lines, call, "run_config", f"RunConfig(get_session_config=GetSessionConfig("
-                              f"num_recent_events={RECENT_EVENTS}))")
+        fixed = keyword_added(
+            wrapper,
+            lines,
+            call,
+            "run_config",
+            f"RunConfig(get_session_config=GetSessionConfig(num_recent_events={RECENT_EVENTS}))",
+        )
         edits.append(Edit(Span(line, col, end_line, end_col), fixed))
     for statement in RUN_CONFIG_IMPORTS:
         if name_is_taken(module, statement.rsplit(" ", 1)[1], statement):
@@ -362,9 +432,13 @@ def fix(finding: Finding, module: cst.Module, wrapper, lines):
         edits += [edit] if edit is not None else []
     if not edits:
         return None, advice
-    return Fix(f"Send each model call the last {RECENT_EVENTS} events of the session (google-adk {version} from "
-               f"{finding.properties.get('version_file')}; the field exists since 1.27.0); the session keeps every "
-               "event", tuple(edits), safe=False), advice
+    return Fix(
+        f"Send each model call the last {RECENT_EVENTS} events of the session (google-adk {version} from "
+        f"{finding.properties.get('version_file')}; the field exists since 1.27.0); the session keeps every "
+        "event",
+        tuple(edits),
+        safe=False,
+    ), advice
 
 
 # --- tools ---------------------------------------------------------------------------------------
@@ -390,28 +464,47 @@ def handoffs(facts) -> list[Handoff]:
             continue
         if not isinstance(listed.value, (cst.List, cst.Tuple)):
             continue
-        whole = [facts.code(e.value) for e in listed.value.elements
-                 if not isinstance(e, cst.StarredElement) and not _contents_none(facts, e.value)]
+        whole = [
+            facts.code(e.value)
+            for e in listed.value.elements
+            if not isinstance(e, cst.StarredElement) and not _contents_none(facts, e.value)
+        ]
         if whole:
             names = ", ".join(f"`{n}`" for n in whole)
             verbs = ("takes", "is", "it pays") if len(whole) == 1 else ("take", "are", "each pays")
-            found.append(Handoff(listed.value, f"{names} in `sub_agents=[...]` {verbs[0]} over by transfer and, with "
-                                 f"`include_contents='default'` (google-adk's default), {verbs[1]} sent every event of "
-                                 f"the session: {verbs[2]} for the whole conversation again on every call.",
-                                 HANDOFF_ADVICE))
+            found.append(
+                Handoff(
+                    listed.value,
+                    f"{names} in `sub_agents=[...]` {verbs[0]} over by transfer and, with "
+                    f"`include_contents='default'` (google-adk's default), {verbs[1]} sent every event of "
+                    f"the session: {verbs[2]} for the whole conversation again on every call.",
+                    HANDOFF_ADVICE,
+                )
+            )
     return found
 
 
 def _served_agents(facts) -> set[int]:
     """Ids of the agents whose tree answers across turns: the module's `root_agent`, an
     `App`'s `root_agent=`, the agent of a runner whose runs continue a session."""
-    found = [node.value for node in facts.nodes.assigns if isinstance(node, cst.Assign)
-             and facts.function_of(node) is None
-             and any(isinstance(t.target, cst.Name) and t.target.value == ROOT for t in node.targets)]
-    found += [_value(facts, keyword(call, "root_agent").value) for call in facts.nodes.calls
-              if callee_name(call) == "App" and keyword(call, "root_agent") is not None]
-    found += [_value(facts, agent.value) for _, runner in _runs(facts)
-              for agent in [keyword(runner, "agent") or positional(runner, 0)] if agent is not None]
+    found = [
+        node.value
+        for node in facts.nodes.assigns
+        if isinstance(node, cst.Assign)
+        and facts.function_of(node) is None
+        and any(isinstance(t.target, cst.Name) and t.target.value == ROOT for t in node.targets)
+    ]
+    found += [
+        _value(facts, keyword(call, "root_agent").value)
+        for call in facts.nodes.calls
+        if callee_name(call) == "App" and keyword(call, "root_agent") is not None
+    ]
+    found += [
+        _value(facts, agent.value)
+        for _, runner in _runs(facts)
+        for agent in [keyword(runner, "agent") or positional(runner, 0)]
+        if agent is not None
+    ]
     return {id(value) for value in found if value is not None}
 
 
@@ -436,7 +529,11 @@ def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]
             continue
         served.add(id(node))
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "sub_agents" and isinstance(arg.value, (cst.List, cst.Tuple)):
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == "sub_agents"
+                and isinstance(arg.value, (cst.List, cst.Tuple))
+            ):
                 pending.extend(e.value for e in arg.value.elements if isinstance(e, cst.Element))
     return served
 

@@ -42,17 +42,19 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ..edits import call_at, import_of, keyword_added, replace_span
-from ..findings import Span
-from ..messages import callee_name, string
-from ..sinks import keyword
-from .vocabulary import Handoff, Kept
+from chatbound.findings import Span
+from chatbound.fixes.edits import call_at, import_of, keyword_added, replace_span
+from chatbound.frameworks.vocabulary import Handoff, Kept
+from chatbound.syntax.messages import callee_name, string
+from chatbound.vocabulary.sinks import keyword
 
 RUNS = ("run", "run_stream", "on_messages", "on_messages_stream")
 TRIGGERS = ((re.compile(rb"\bautogen_agentchat\b"), re.compile(rb"\bAssistantAgent\b")),)  # both: an AgentChat agent
 CALLS = frozenset({"AssistantAgent"})
 TEAMS = ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat", "GraphFlow")
-HANDOFF_TRIGGERS = (re.compile(rb"\b(?:RoundRobinGroupChat|SelectorGroupChat|Swarm|MagenticOneGroupChat|GraphFlow)\s*\("),)
+HANDOFF_TRIGGERS = (
+    re.compile(rb"\b(?:RoundRobinGroupChat|SelectorGroupChat|Swarm|MagenticOneGroupChat|GraphFlow)\s*\("),
+)
 HANDOFF_CALLS = frozenset(TEAMS)
 BUFFER = 20  # messages: about 10 exchanges, tool calls counted
 FRAMEWORK = "autogen-agentchat"
@@ -83,10 +85,20 @@ def memories(facts) -> list[Kept]:
         kept = _kept_as(facts, call, runs)
         if kept is not None:
             name, how = kept
-            found.append(Kept(call, f"`{name}` is an AssistantAgent {how} with its default unbounded "
-                              "model context: every run adds to it and each model call sends all of it",
-                              ADVICE["autogen-agent"], {"history": "AssistantAgent", "framework": FRAMEWORK,
-                                                        "storage": "framework", "sink": f"{name}.run"}))
+            found.append(
+                Kept(
+                    call,
+                    f"`{name}` is an AssistantAgent {how} with its default unbounded "
+                    "model context: every run adds to it and each model call sends all of it",
+                    ADVICE["autogen-agent"],
+                    {
+                        "history": "AssistantAgent",
+                        "framework": FRAMEWORK,
+                        "storage": "framework",
+                        "sink": f"{name}.run",
+                    },
+                )
+            )
     return found
 
 
@@ -94,11 +106,22 @@ def handoffs(facts) -> list[Handoff]:
     """Participants with the default context of a team kept between requests and run again."""
     if not any(i.startswith("autogen_agentchat") for i in facts.nodes.imports):
         return []
-    runs, resets = _runs(facts, in_loops=True), {facts.code(c.func.value) for c in facts.nodes.calls
-                                                 if callee_name(c) == "reset" and isinstance(c.func, cst.Attribute)}
-    agents = {facts.code(t.target): node.value for node in facts.nodes.assigns if isinstance(node, cst.Assign)
-              and isinstance(node.value, cst.Call) and callee_name(node.value) == "AssistantAgent"
-              for t in node.targets}
+    runs, resets = (
+        _runs(facts, in_loops=True),
+        {
+            facts.code(c.func.value)
+            for c in facts.nodes.calls
+            if callee_name(c) == "reset" and isinstance(c.func, cst.Attribute)
+        },
+    )
+    agents = {
+        facts.code(t.target): node.value
+        for node in facts.nodes.assigns
+        if isinstance(node, cst.Assign)
+        and isinstance(node.value, cst.Call)
+        and callee_name(node.value) == "AssistantAgent"
+        for t in node.targets
+    }
     found = []
     for call in facts.nodes.calls:
         name = callee_name(call)
@@ -114,12 +137,17 @@ def handoffs(facts) -> list[Handoff]:
             if agent is not None and keyword(agent, "model_context") is None:
                 who = facts.code(element.value)
                 where = facts.rule.span(agent)
-                found.append(Handoff(element.value, f"`{who}` in `{name}([...])` receives every message of the "
-                                     f"team's thread, and `{team}` is {how}: with its default unbounded "
-                                     "model context each of its model calls sends the whole shared thread "
-                                     "(autogen-agentchat 0.7.5).", TEAM_ADVICE,
-                                     {"framework": FRAMEWORK, "participant": [where.line, where.col, where.end_line,
-                                                                              where.end_col]}))
+                found.append(
+                    Handoff(
+                        element.value,
+                        f"`{who}` in `{name}([...])` receives every message of the "
+                        f"team's thread, and `{team}` is {how}: with its default unbounded "
+                        "model context each of its model calls sends the whole shared thread "
+                        "(autogen-agentchat 0.7.5).",
+                        TEAM_ADVICE,
+                        {"framework": FRAMEWORK, "participant": [where.line, where.col, where.end_line, where.end_col]},
+                    )
+                )
     return found
 
 
@@ -128,8 +156,11 @@ def _runs(facts, in_loops: bool) -> dict[str, str]:
     lasting state each is read from, or its text where it is none, -> the receiver's text."""
     found = {}
     for c in facts.nodes.calls:
-        if callee_name(c) in RUNS and isinstance(c.func, cst.Attribute) and (
-                facts.function_of(c) is not None or in_loops and facts.loops_of(c)):
+        if (
+            callee_name(c) in RUNS
+            and isinstance(c.func, cst.Attribute)
+            and (facts.function_of(c) is not None or in_loops and facts.loops_of(c))
+        ):
             kept = facts.storage_of(c.func.value)
             found.setdefault(kept.key if kept is not None else facts.code(c.func.value), facts.code(c.func.value))
     return found
@@ -161,14 +192,27 @@ def _entries_of(facts, local: str, function) -> list[tuple[str, str]]:
     `cl.user_session.set("agent", local)`), as (storage key, the container's text)."""
     found = []
     for node in facts.nodes.assigns:
-        if (isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == local
-                and facts.function_of(node) is function):
-            found += [(kept.key, facts.code(t.target.value if isinstance(t.target, cst.Subscript) else t.target))
-                      for t in node.targets for kept in [facts.storage_of(t.target)] if kept is not None]
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == local
+            and facts.function_of(node) is function
+        ):
+            found += [
+                (kept.key, facts.code(t.target.value if isinstance(t.target, cst.Subscript) else t.target))
+                for t in node.targets
+                for kept in [facts.storage_of(t.target)]
+                if kept is not None
+            ]
     for c in facts.nodes.calls:
-        if (callee_name(c) == "set" and isinstance(c.func, cst.Attribute) and len(c.args) == 2
-                and isinstance(c.args[1].value, cst.Name) and c.args[1].value.value == local
-                and facts.function_of(c) is function):
+        if (
+            callee_name(c) == "set"
+            and isinstance(c.func, cst.Attribute)
+            and len(c.args) == 2
+            and isinstance(c.args[1].value, cst.Name)
+            and c.args[1].value.value == local
+            and facts.function_of(c) is function
+        ):
             session, key = facts.session_object(c.func.value), string(c.args[0].value)
             if session is not None and key is not None:
                 found.append((f"{session}.{key}", facts.code(c.func.value)))
@@ -178,13 +222,27 @@ def _entries_of(facts, local: str, function) -> list[tuple[str, str]]:
 def _reloaded(facts, local: str, function, runs: dict[str, str]) -> bool:
     """`local.load_state(...)` beside its construction, and a run object's `save_state()` in the
     function that runs it: each request continues the context the previous one saved."""
-    loads = any(callee_name(c) == "load_state" and isinstance(c.func, cst.Attribute)
-                and facts.code(c.func.value) == local and facts.function_of(c) is function for c in facts.nodes.calls)
-    run_in = {(facts.code(c.func.value), id(facts.function_of(c))) for c in facts.nodes.calls
-              if callee_name(c) in RUNS and isinstance(c.func, cst.Attribute) and facts.function_of(c) is not None
-              and facts.code(c.func.value) in runs.values()}
-    saves = any(callee_name(c) == "save_state" and isinstance(c.func, cst.Attribute)
-                and (facts.code(c.func.value), id(facts.function_of(c))) in run_in for c in facts.nodes.calls)
+    loads = any(
+        callee_name(c) == "load_state"
+        and isinstance(c.func, cst.Attribute)
+        and facts.code(c.func.value) == local
+        and facts.function_of(c) is function
+        for c in facts.nodes.calls
+    )
+    run_in = {
+        (facts.code(c.func.value), id(facts.function_of(c)))
+        for c in facts.nodes.calls
+        if callee_name(c) in RUNS
+        and isinstance(c.func, cst.Attribute)
+        and facts.function_of(c) is not None
+        and facts.code(c.func.value) in runs.values()
+    }
+    saves = any(
+        callee_name(c) == "save_state"
+        and isinstance(c.func, cst.Attribute)
+        and (facts.code(c.func.value), id(facts.function_of(c))) in run_in
+        for c in facts.nodes.calls
+    )
     return loads and saves
 
 
@@ -203,7 +261,12 @@ def fix(finding, module: cst.Module, wrapper, lines):
     fixed = keyword_added(wrapper, lines, call, "model_context", f"BufferedChatCompletionContext(buffer_size={BUFFER})")
     kept = "the team still hands it the whole thread" if participant else "it still keeps every message"
     return replace_span(
-        replace(finding, span=where), module, wrapper, lines, fixed, [CONTEXT_IMPORT],
+        replace(finding, span=where),
+        module,
+        wrapper,
+        lines,
+        fixed,
+        [CONTEXT_IMPORT],
         f"Send the last {BUFFER} messages of the agent's context ({kept}; a function result is never sent without "
         "its call)",
         safe=not participant,

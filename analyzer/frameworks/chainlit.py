@@ -9,8 +9,7 @@ Checked against chainlit 2.12.0:
   the list (chat_context.py). Sent to a model in `@cl.on_message`, it is the whole thread
   on every turn; a slice or `bounded_view` at the send bounds it (the generic analysis
   reads those).
-- `cl.user_session` histories are the shared analysis's (histories/storage.py
-  `SESSION_OBJECTS`).
+- `cl.user_session` histories are the shared analysis's (`chatbound.vocabulary.sessions`).
 """
 
 from __future__ import annotations
@@ -19,9 +18,9 @@ import re
 
 import libcst as cst
 
-from ..edits import BOUNDED_IMPORT, WINDOW_TURNS, replace_span, text_at
-from ..histories.vocabulary import Storage
-from ..messages import callee_name
+from chatbound.fixes.edits import BOUNDED_IMPORT, WINDOW_TURNS, replace_span, text_at
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.facts import Storage
 
 TRIGGERS = (re.compile(rb"\bchat_context\s*\.\s*(?:to_openai|get)\s*\("),)
 CALLS = frozenset({"to_openai"})
@@ -64,6 +63,12 @@ def fix(finding, module: cst.Module, wrapper, lines):
     if not sent.rstrip().endswith("to_openai()"):
         return None, ADVICE["chainlit"]
     return replace_span(
-        finding, module, wrapper, lines, f"bounded_view({sent}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
-        f"Send the last {WINDOW_TURNS} turns of the Chainlit thread; Chainlit keeps all of it", safe=True,
+        finding,
+        module,
+        wrapper,
+        lines,
+        f"bounded_view({sent}, last_turns={WINDOW_TURNS})",
+        [BOUNDED_IMPORT],
+        f"Send the last {WINDOW_TURNS} turns of the Chainlit thread; Chainlit keeps all of it",
+        safe=True,
     ), ADVICE["chainlit"]

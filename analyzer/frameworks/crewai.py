@@ -23,10 +23,10 @@ import re
 
 import libcst as cst
 
-from ..edits import WINDOW_TURNS, arg_at, replace_span, text_at
-from ..messages import callee_name, string
-from ..sinks import Sink, keyword
-from ..texts import read_data_file
+from chatbound.fixes.edits import WINDOW_TURNS, arg_at, replace_span, text_at
+from chatbound.syntax.messages import callee_name, string
+from chatbound.syntax.texts import read_data_file
+from chatbound.vocabulary.sinks import Sink, keyword
 
 TRIGGERS = ((re.compile(rb"\bcrewai\b"), re.compile(rb"\.\s*kickoff(?:_async)?\s*\(")),)  # both: a crew run
 CALLS = frozenset({"kickoff", "kickoff_async"})
@@ -38,7 +38,7 @@ ROLE_PLAYING = "You are {role}. {backstory}\nYour personal goal is: {goal}"  # t
 CONFIG = "config/agents.yaml"  # project/crew_base.py `_set_config_paths` default
 KICKOFFS = ("kickoff", "kickoff_async")
 ADVICE = {
-    "crewai": f"Join only the last turns into the crew's inputs: `\"\\n\".join(history[-{2 * WINDOW_TURNS}:])` (a "
+    "crewai": f'Join only the last turns into the crew\'s inputs: `"\\n".join(history[-{2 * WINDOW_TURNS}:])` (a '
     "user and a reply line per turn), or a summary of the older ones; the list keeps every line.",
 }
 
@@ -67,8 +67,12 @@ def system_config(module: cst.Module, qualified: set[str], call: cst.Call, direc
     if config is None or not _agent(qualified) or not directory:
         return None
     value = config.value
-    if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index)
-            and module.code_for_node(value.value) == "self.agents_config"):
+    if not (
+        isinstance(value, cst.Subscript)
+        and len(value.slice) == 1
+        and isinstance(value.slice[0].slice, cst.Index)
+        and module.code_for_node(value.value) == "self.agents_config"
+    ):
         return None
     name = string(value.slice[0].slice.value)
     path = _config_path(module, call)
@@ -89,8 +93,11 @@ def _config_path(module: cst.Module, call: cst.Call) -> str | None:
         for statement in klass.body.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
-                    if (isinstance(small, cst.Assign) and len(small.targets) == 1
-                            and module.code_for_node(small.targets[0].target) == "agents_config"):
+                    if (
+                        isinstance(small, cst.Assign)
+                        and len(small.targets) == 1
+                        and module.code_for_node(small.targets[0].target) == "agents_config"
+                    ):
                         return string(small.value)
         return CONFIG
     return None
@@ -140,6 +147,12 @@ def fix(finding, module: cst.Module, wrapper, lines):
     if found is None or callee_name(found[0]) != "join" or not sent.replace(".", "").replace("_", "").isalnum():
         return None, ADVICE["crewai"]
     return replace_span(
-        finding, module, wrapper, lines, f"{sent}[-{2 * WINDOW_TURNS}:]", [],
-        f"Join the last {2 * WINDOW_TURNS} lines of {sent} into the crew's inputs; the list keeps every line", safe=True,
+        finding,
+        module,
+        wrapper,
+        lines,
+        f"{sent}[-{2 * WINDOW_TURNS}:]",
+        [],
+        f"Join the last {2 * WINDOW_TURNS} lines of {sent} into the crew's inputs; the list keeps every line",
+        safe=True,
     ), ADVICE["crewai"]

@@ -31,7 +31,7 @@ fact below.
   agents/factory.py) sends all of it unless a middleware trims. `SummarizationMiddleware`
   needs `trigger=` (or the deprecated `max_tokens_before_summary=`): without one
   `_should_summarize` is always False (agents/middleware/summarization.py).
-- Across modules (`chatbound.project.users`): a state class in `state.py` (or a subclass there
+- Across modules (`chatbound.analysis.project.users`): a state class in `state.py` (or a subclass there
   of a state class of a third module), nodes in `nodes.py` registered with `add_node` in
   `graph.py`, which compiles the graph with a checkpointer; or a graph named in
   `langgraph.json`'s `"graphs"` (`"./src/agent/graph.py:graph"`, `{"path": ...}`, or the dotted
@@ -62,17 +62,19 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ..edits import TRIM_IMPORTS, replace_span, text_at
-from ..findings import Span
-from ..histories.tree import walk
-from ..histories.vocabulary import Storage
-from ..messages import callee_name, is_bounding_name, is_whole_slice, slice_of, string
-from ..sinks import keyword, positional
-from ..visitors import children
-from .vocabulary import Handoff, Kept, links
+from chatbound.findings import Span
+from chatbound.fixes.edits import TRIM_IMPORTS, replace_span, text_at
+from chatbound.frameworks.vocabulary import Handoff, Kept, links
+from chatbound.syntax.messages import callee_name, is_bounding_name, is_whole_slice, slice_of, string
+from chatbound.syntax.tree import walk
+from chatbound.syntax.visitors import children
+from chatbound.vocabulary.facts import Storage
+from chatbound.vocabulary.sinks import keyword, positional
 
 TRIGGERS = (re.compile(rb"\b(?:create_react_agent|create_agent)[\s)]*\("),)
-HANDOFF_TRIGGERS = (re.compile(rb"\b(?:Send|Command|create_supervisor|create_handoff_tool|add_conditional_edges)[\s)]*\("),)
+HANDOFF_TRIGGERS = (
+    re.compile(rb"\b(?:Send|Command|create_supervisor|create_handoff_tool|add_conditional_edges)[\s)]*\("),
+)
 CALLS = frozenset({"create_react_agent", "create_agent", "compile"})
 HANDOFF_CALLS = frozenset({"Send", "Command", "create_supervisor", "create_handoff_tool", "add_conditional_edges"})
 KINDS = {
@@ -82,10 +84,15 @@ KINDS = {
 }
 # States whose `messages` key is reduced by add_messages (langgraph graph/message.py;
 # langchain agents/middleware/types.py `AgentState`; langgraph-prebuilt chat_agent_executor.py).
-MESSAGE_STATES = frozenset({
-    "langgraph.graph.MessagesState", "langgraph.graph.message.MessagesState", "langchain.agents.AgentState",
-    "langchain.agents.middleware.AgentState", "langgraph.prebuilt.chat_agent_executor.AgentState",
-})
+MESSAGE_STATES = frozenset(
+    {
+        "langgraph.graph.MessagesState",
+        "langgraph.graph.message.MessagesState",
+        "langchain.agents.AgentState",
+        "langchain.agents.middleware.AgentState",
+        "langgraph.prebuilt.chat_agent_executor.AgentState",
+    }
+)
 TOOL_NAMES = ("ToolNode", "tools_condition", "bind_tools", "create_react_agent", "create_agent")
 AGENTS = {"create_react_agent": "langgraph.prebuilt", "create_agent": "langchain.agents"}
 # langchain 1.5.2 agents/middleware/__init__.py: the built-in middlewares that do not shorten
@@ -112,36 +119,38 @@ FACTORY_TAG = "langgraph.factory:"
 # takes + "key" whole
 ROUTER_TAG, NODE_FACTORY_TAG, CHAIN_TAG = "langgraph.router", "langgraph.node_factory:", "langgraph.chain:"
 HANDOFF_KEYS = ("messages", "chat_history", "history")
-TRIM = ('trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
-        'start_on="human", include_system=True)')
+TRIM = (
+    'trim_messages({messages}, strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, '
+    'start_on="human", include_system=True)'
+)
 HOOK = 'lambda state: {{"llm_input_messages": {trim}}}'.format(trim=TRIM.format(messages='state["messages"]'))
 
 NODE_ADVICE = (
-    "Trim what the node sends, not what the checkpointer keeps: `llm.invoke(trim_messages(state[\"messages\"], "
-    "strategy=\"last\", token_counter=count_tokens_approximately, max_tokens=4000, start_on=\"human\", "
+    'Trim what the node sends, not what the checkpointer keeps: `llm.invoke(trim_messages(state["messages"], '
+    'strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, start_on="human", '
     "include_system=True))` (`from langchain_core.messages import trim_messages`), or a summarization node that "
     "returns `RemoveMessage`s for what it folded into a summary. The thread keeps every message."
 )
 ADVICE = {"checkpoint": NODE_ADVICE, "platform": NODE_ADVICE}
 REACT_ADVICE = (
-    "Give the agent a `pre_model_hook` that returns `{\"llm_input_messages\": trim_messages(state[\"messages\"], "
-    "strategy=\"last\", token_counter=count_tokens_approximately, max_tokens=4000, start_on=\"human\", "
+    'Give the agent a `pre_model_hook` that returns `{"llm_input_messages": trim_messages(state["messages"], '
+    'strategy="last", token_counter=count_tokens_approximately, max_tokens=4000, start_on="human", '
     "include_system=True)}`: the model gets the last whole turns, the checkpointer keeps every message."
 )
 AGENT_ADVICE = (
-    "Add a middleware that bounds what the model is sent: `SummarizationMiddleware(model=..., trigger=(\"tokens\", "
-    "4000), keep=(\"messages\", 20))` (`from langchain.agents.middleware import SummarizationMiddleware`), or a "
-    "`@before_model` middleware that trims `state[\"messages\"]` with `trim_messages(..., start_on=\"human\")`."
+    'Add a middleware that bounds what the model is sent: `SummarizationMiddleware(model=..., trigger=("tokens", '
+    '4000), keep=("messages", 20))` (`from langchain.agents.middleware import SummarizationMiddleware`), or a '
+    '`@before_model` middleware that trims `state["messages"]` with `trim_messages(..., start_on="human")`.'
 )
 ROUTED_ADVICE = (
-    "Route with a brief, not the thread: have the router return `Send(node, {\"messages\": [HumanMessage("
-    "call[\"args\"][\"request\"])]})` built from the routing tool call's arguments (the node then answers from "
+    'Route with a brief, not the thread: have the router return `Send(node, {"messages": [HumanMessage('
+    'call["args"]["request"])]})` built from the routing tool call\'s arguments (the node then answers from '
     "the brief and its reply still joins the thread), or send the specialist's model `trim_messages(state["
-    "\"messages\"], ..., start_on=\"human\")` of the last turns."
+    '"messages"], ..., start_on="human")` of the last turns.'
 )
 HANDOFF_ADVICE = (
-    "Hand over a task, not the transcript: `Send(agent, {\"messages\": [HumanMessage(task_description)]})` "
-    "from a handoff tool that takes a `task_description` argument (LangGraph's own \"forward a task\" pattern); "
+    'Hand over a task, not the transcript: `Send(agent, {"messages": [HumanMessage(task_description)]})` '
+    'from a handoff tool that takes a `task_description` argument (LangGraph\'s own "forward a task" pattern); '
     "the specialist then starts from a brief of a few hundred tokens."
 )
 
@@ -172,9 +181,14 @@ def graph(facts) -> Graph | None:
     data = facts.framework_data
     if __name__ not in data:
         linked = links(facts)
-        tagged = any(m.tag.startswith("langgraph.") for mentions in (*linked.given.values(), *linked.seen.values())
-                     for m in mentions)
-        data[__name__] = _graph(facts) if tagged or any(i.startswith("langgraph") for i in facts.nodes.imports) else None
+        tagged = any(
+            m.tag.startswith("langgraph.")
+            for mentions in (*linked.given.values(), *linked.seen.values())
+            for m in mentions
+        )
+        data[__name__] = (
+            _graph(facts) if tagged or any(i.startswith("langgraph") for i in facts.nodes.imports) else None
+        )
     return data[__name__]
 
 
@@ -188,9 +202,15 @@ def _graph(facts) -> Graph:
             found.tools = True
     for klass in facts.nodes.classes:  # in source order: a subclass after its base
         bases = [base.value for base in klass.bases if facts.code(base.value) in found.states]
-        own = [small for statement in klass.body.body if isinstance(statement, cst.SimpleStatementLine)
-               for small in statement.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
-               and MESSAGE_REDUCER.search(facts.code(small.annotation.annotation))]
+        own = [
+            small
+            for statement in klass.body.body
+            if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body
+            if isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and MESSAGE_REDUCER.search(facts.code(small.annotation.annotation))
+        ]
         if any(not re.search(r"\badd_messages\b", facts.code(small.annotation.annotation)) for small in own):
             found.adds_messages = False
         if bases or own:
@@ -200,10 +220,18 @@ def _graph(facts) -> Graph:
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name == "add_node":
-            added = {_node_name(facts, a.value) for a in call.args if a.keyword is None or a.keyword.value in ("node", "action")}
+            added = {
+                _node_name(facts, a.value)
+                for a in call.args
+                if a.keyword is None or a.keyword.value in ("node", "action")
+            }
             added.discard(None)
             found.nodes.update(added)
-            builder = call.func.value.value if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) else None
+            builder = (
+                call.func.value.value
+                if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                else None
+            )
             for node in added:
                 known = found.builders.get(node, set())
                 found.builders[node] = None if known is None or builder is None else known | {builder}
@@ -215,10 +243,12 @@ def _graph(facts) -> Graph:
             found.tools = True
     linked = links(facts)
     for name, mentions in linked.seen.items():  # message states of other modules
-        reducers = [replace(m.place, label="the `add_messages` reducer") for m in mentions if m.tag.startswith(STATE_TAG)]
+        reducers = [
+            replace(m.place, label="the `add_messages` reducer") for m in mentions if m.tag.startswith(STATE_TAG)
+        ]
         if reducers:
             found.states.add(name)
-            found.keys.update(m.tag[len(STATE_TAG):] for m in mentions if m.tag.startswith(STATE_TAG))
+            found.keys.update(m.tag[len(STATE_TAG) :] for m in mentions if m.tag.startswith(STATE_TAG))
             found.reducers.extend(reducers)
     for name, mentions in linked.given.items():  # nodes registered, checkpointers supplied elsewhere
         for mention in mentions:
@@ -228,13 +258,17 @@ def _graph(facts) -> Graph:
                 found.checkpointers.append(mention.place)
             elif mention.tag.startswith(SERVED_TAG):
                 found.checkpointers.append(mention.place)
-                found.served = _served_nodes(facts, mention.tag[len(SERVED_TAG):])
+                found.served = _served_nodes(facts, mention.tag[len(SERVED_TAG) :])
             elif mention.tag.startswith(FACTORY_TAG):
-                position, _, made_by = mention.tag[len(FACTORY_TAG):].partition(":")
+                position, _, made_by = mention.tag[len(FACTORY_TAG) :].partition(":")
                 found.arguments.setdefault((name, int(position)), []).append((made_by, mention.place))
     for function in facts.nodes.functions:
         first = _state_param(function)
-        if first is not None and first.annotation is not None and facts.code(first.annotation.annotation) in found.states:
+        if (
+            first is not None
+            and first.annotation is not None
+            and facts.code(first.annotation.annotation) in found.states
+        ):
             found.nodes.add(function.name.value)
     if not found.reducers and found.keys:
         found.reducers.extend(found.checkpointers)
@@ -251,7 +285,8 @@ def _one_run_builders(facts, found: Graph) -> set[str]:
     `interview_graph = builder.compile(checkpointer=memory)` invoked by one top-level cell and
     otherwise only drawn or inspected. Such a thread never gets a second turn."""
     if not facts.rule.context.path.endswith(".ipynb") or len(found.checkpointers) != sum(
-            1 for c in found.checkpointers if isinstance(c, cst.Arg)):
+        1 for c in found.checkpointers if isinstance(c, cst.Arg)
+    ):
         return set()  # a checkpointer supplied by another module or a deployment
     once: dict[str, bool] = {}
     for call in facts.nodes.calls:
@@ -290,7 +325,7 @@ def _run_once(facts, compiled: cst.Call) -> bool:
     return runs == 1
 
 
-# --- what the project pass reads (stdlib ast, chatbound.project.users) -------------------------
+# --- what the project pass reads (stdlib ast, chatbound.analysis.project.users) -------------------------
 
 
 def deployed(config: dict) -> list[tuple[str, str, str]]:
@@ -310,20 +345,32 @@ def deployed(config: dict) -> list[tuple[str, str, str]]:
             found.append((module, SERVED_TAG + variable, text))
         elif re.fullmatch(r"\w+(?:\.\w+)*", module):
             path = module.replace(".", "/")
-            found.extend((f"{folder}/{layout}{path}{ending}", SERVED_TAG + variable, text) for folder in local
-                         for layout in ("", "src/") for ending in (".py", "/__init__.py"))
+            found.extend(
+                (f"{folder}/{layout}{path}{ending}", SERVED_TAG + variable, text)
+                for folder in local
+                for layout in ("", "src/")
+                for ending in (".py", "/__init__.py")
+            )
     return found
 
 
 def defines(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
     """The module's message-state classes: `STATE_TAG + key` for each key `add_messages` reduces."""
-    states = {name for name, target in _ast_imports(tree).items()
-              if target.startswith(("langgraph", "langchain")) and name in MESSAGE_STATE_NAMES}
+    states = {
+        name
+        for name, target in _ast_imports(tree).items()
+        if target.startswith(("langgraph", "langchain")) and name in MESSAGE_STATE_NAMES
+    }
     keys: dict[str, set[str]] = {name: {"messages"} for name in states}
     found = []
     for klass in (node for node in tree.body if isinstance(node, ast.ClassDef)):
-        own = {s.target.id: s for s in klass.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-               and MESSAGE_REDUCER.search(ast.unparse(s.annotation))}
+        own = {
+            s.target.id: s
+            for s in klass.body
+            if isinstance(s, ast.AnnAssign)
+            and isinstance(s.target, ast.Name)
+            and MESSAGE_REDUCER.search(ast.unparse(s.annotation))
+        }
         inherited = set().union(*(keys.get(_ast_name(base), set()) for base in klass.bases))
         if own or inherited:
             keys[klass.name] = set(own) | inherited
@@ -341,10 +388,16 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
     if not any(target.startswith("langgraph") for target in imported.values()):
         return []
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
-    savers = [c for c in calls if c.func.attr == "compile"
-              and any(k.arg == "checkpointer" and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False))
-                      for k in c.keywords)]
-    served = {m.tag[len(SERVED_TAG):]: m.place for m in own if m.tag.startswith(SERVED_TAG)}
+    savers = [
+        c
+        for c in calls
+        if c.func.attr == "compile"
+        and any(
+            k.arg == "checkpointer" and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False))
+            for k in c.keywords
+        )
+    ]
+    served = {m.tag[len(SERVED_TAG) :]: m.place for m in own if m.tag.startswith(SERVED_TAG)}
     builders = {_ast_builder(tree, var): place for var, place in served.items()}
     found = []
     for call in (c for c in calls if c.func.attr == "add_node"):
@@ -376,11 +429,20 @@ def _ast_call_of(tree: ast.Module, value: ast.expr, user: ast.Call) -> ast.Call 
         return value
     if not isinstance(value, ast.Name):
         return None
-    scopes = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and node.lineno <= user.lineno <= (node.end_lineno or node.lineno)]
+    scopes = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.lineno <= user.lineno <= (node.end_lineno or node.lineno)
+    ]
     scope = max(scopes, key=lambda node: node.lineno, default=tree)
-    bound = [node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno <= user.lineno
-             and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)]
+    bound = [
+        node
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Assign)
+        and node.lineno <= user.lineno
+        and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+    ]
     last = max(bound, key=lambda node: (node.lineno, node.col_offset), default=None)
     return last.value if last is not None and isinstance(last.value, ast.Call) else None
 
@@ -407,9 +469,14 @@ def _ast_target(func: ast.expr, imported: dict[str, str]) -> str | None:
 def _ast_builder(tree: ast.Module, var: str) -> str | None:
     """`builder` of `var = builder.compile(...)`: the graph langgraph.json serves as `var`."""
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var for t in node.targets)
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
-                and node.value.func.attr == "compile" and isinstance(node.value.func.value, ast.Name)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == var for t in node.targets)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "compile"
+            and isinstance(node.value.func.value, ast.Name)
+        ):
             return node.value.func.value.id
     return None
 
@@ -419,19 +486,33 @@ def _served_nodes(facts, var: str) -> set[str] | None:
     langgraph.json serves); None when the module does not show it (every node counts)."""
     for node in facts.nodes.assigns:
         value = node.value if isinstance(node, cst.Assign) else None
-        if (isinstance(value, cst.Call) and callee_name(value) == "compile" and isinstance(value.func, cst.Attribute)
-                and isinstance(value.func.value, cst.Name)
-                and any(isinstance(t.target, cst.Name) and t.target.value == var for t in node.targets)):
+        if (
+            isinstance(value, cst.Call)
+            and callee_name(value) == "compile"
+            and isinstance(value.func, cst.Attribute)
+            and isinstance(value.func.value, cst.Name)
+            and any(isinstance(t.target, cst.Name) and t.target.value == var for t in node.targets)
+        ):
             builder = value.func.value.value
-            return {a.value.value for c in facts.nodes.calls if callee_name(c) == "add_node"
-                    and isinstance(c.func, cst.Attribute) and facts.code(c.func.value) == builder
-                    for a in c.args if isinstance(a.value, cst.Name)}
+            return {
+                a.value.value
+                for c in facts.nodes.calls
+                if callee_name(c) == "add_node"
+                and isinstance(c.func, cst.Attribute)
+                and facts.code(c.func.value) == builder
+                for a in c.args
+                if isinstance(a.value, cst.Name)
+            }
     return None
 
 
 def _ast_imports(tree: ast.Module) -> dict[str, str]:
-    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in tree.body
-            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+    return {
+        alias.asname or alias.name: f"{node.module}.{alias.name}"
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
 
 
 def _ast_name(node: ast.expr) -> str:
@@ -486,7 +567,9 @@ def storage(facts, expr: cst.CSTNode) -> Storage | None:
     if function is None or function.name.value not in found.nodes or _state_param(function) is not param:
         return None
     if found.served is not None and function.name.value not in found.served and _platform_only(found):
-        return None  # a node of another graph of the module (a subgraph run per Send): the platform keeps no thread of it
+        return (
+            None  # a node of another graph of the module (a subgraph run per Send): the platform keeps no thread of it
+        )
     builders = found.builders.get(function.name.value)
     if builders and builders <= found.one_run:
         return Storage(f"graph state.{key} of one run", "graph", f'state["{key}"]')  # no thread gets a second turn
@@ -546,13 +629,15 @@ def memories(facts) -> list[Kept]:
             if why is None:
                 continue
             advice = AGENT_ADVICE
-        found.append(Kept(
-            call,
-            f"`{name}(..., checkpointer={saver_text})` keeps every message of a thread {why}: each turn sends "
-            "the whole thread to the model again",
-            advice,
-            {"framework": "langgraph", "history": name, "storage": "framework", "sink": name},
-        ))
+        found.append(
+            Kept(
+                call,
+                f"`{name}(..., checkpointer={saver_text})` keeps every message of a thread {why}: each turn sends "
+                "the whole thread to the model again",
+                advice,
+                {"framework": "langgraph", "history": name, "storage": "framework", "sink": name},
+            )
+        )
     return found
 
 
@@ -560,30 +645,53 @@ def _whole_state_chains(facts) -> list[Kept]:
     """`chain.invoke(state)` in a node of a checkpointed graph, where `chain` is a prompt chain
     whose placeholder takes a message key of the state whole."""
     found = graph(facts)
-    if found is None or not found.checkpointers or any(callee_name(c) in ("RemoveMessage", "Overwrite")
-                                                       for c in facts.nodes.calls):
+    if (
+        found is None
+        or not found.checkpointers
+        or any(callee_name(c) in ("RemoveMessage", "Overwrite") for c in facts.nodes.calls)
+    ):
         return []
     kept = []
     for call in facts.nodes.calls:
-        if callee_name(call) not in ("invoke", "ainvoke", "stream", "astream") or not isinstance(call.func, cst.Attribute):
+        if callee_name(call) not in ("invoke", "ainvoke", "stream", "astream") or not isinstance(
+            call.func, cst.Attribute
+        ):
             continue
         state = positional(call, 0)
         function = facts.function_of(call)
-        if (state is None or not isinstance(state.value, cst.Name) or function is None
-                or function.name.value not in found.nodes or _state_param(function) is None
-                or _state_param(function).name.value != state.value.value):
+        if (
+            state is None
+            or not isinstance(state.value, cst.Name)
+            or function is None
+            or function.name.value not in found.nodes
+            or _state_param(function) is None
+            or _state_param(function).name.value != state.value.value
+        ):
             continue
         key = _placeholder_key(facts, call.func.value, function)
         if key in found.keys:
             chain = facts.code(call.func.value)
-            related = [(place, f"`{made_by}(...)` makes the chain and the node is registered on a checkpointed graph here")
-                       for made_by, place in _factory_arguments(facts, call.func.value, function)
-                       if _made_key(facts, made_by) == key]
-            kept.append(Kept(state.value, f"`{chain}.{callee_name(call)}({state.value.value})` gives the prompt chain the "
-                             f"node's whole state, and its placeholder for `{key}` puts every message of the thread the "
-                             "checkpointer keeps into each call (langchain-core 1.8)",
-                             NODE_ADVICE, {"framework": "langchain", "history": f'state["{key}"]', "storage": "framework",
-                                           "sink": f"{chain}.{callee_name(call)}"}, tuple(related)))
+            related = [
+                (place, f"`{made_by}(...)` makes the chain and the node is registered on a checkpointed graph here")
+                for made_by, place in _factory_arguments(facts, call.func.value, function)
+                if _made_key(facts, made_by) == key
+            ]
+            kept.append(
+                Kept(
+                    state.value,
+                    f"`{chain}.{callee_name(call)}({state.value.value})` gives the prompt chain the "
+                    f"node's whole state, and its placeholder for `{key}` puts every message of the thread the "
+                    "checkpointer keeps into each call (langchain-core 1.8)",
+                    NODE_ADVICE,
+                    {
+                        "framework": "langchain",
+                        "history": f'state["{key}"]',
+                        "storage": "framework",
+                        "sink": f"{chain}.{callee_name(call)}",
+                    },
+                    tuple(related),
+                )
+            )
     return kept
 
 
@@ -625,8 +733,15 @@ def _factory_key(facts, factory: cst.FunctionDef | None, param: cst.Param, depth
     """The key taken whole by the chain a node factory's parameter is given: `make_node(chain)`
     registered by another module with `chain = factory.build_assistant(...)`, a function of this
     module whose returned chain has a whole-list placeholder."""
-    return next((key for made_by, _ in _given(facts, factory, param) for key in [_made_key(facts, made_by, depth)]
-                 if key is not None), None)
+    return next(
+        (
+            key
+            for made_by, _ in _given(facts, factory, param)
+            for key in [_made_key(facts, made_by, depth)]
+            if key is not None
+        ),
+        None,
+    )
 
 
 def _made_key(facts, made_by: str, depth: int = 0) -> str | None:
@@ -663,8 +778,12 @@ def _trims(facts, node: cst.CSTNode) -> bool:
 def _partial_argument(facts, node: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
     """What `functools.partial(node, param=value)` binds `param` of `node` to, in this module."""
     for call in facts.nodes.calls:
-        if (callee_name(call) == "partial" and call.args and isinstance(call.args[0].value, cst.Name)
-                and call.args[0].value.value == node.name.value):
+        if (
+            callee_name(call) == "partial"
+            and call.args
+            and isinstance(call.args[0].value, cst.Name)
+            and call.args[0].value.value == node.name.value
+        ):
             bound = keyword(call, param)
             if bound is not None:
                 return bound.value
@@ -675,13 +794,19 @@ def _placeholder(prompt: cst.Call) -> str | None:
     """The variable of the prompt's whole-list placeholder: `MessagesPlaceholder("messages")`,
     `MessagesPlaceholder(variable_name="messages")`, `("placeholder", "{messages}")`."""
     listed = positional(prompt, 0) or keyword(prompt, "messages")
-    for element in listed.value.elements if listed is not None and isinstance(listed.value, (cst.List, cst.Tuple)) else ():
+    for element in (
+        listed.value.elements if listed is not None and isinstance(listed.value, (cst.List, cst.Tuple)) else ()
+    ):
         value = element.value
         if isinstance(value, cst.Call) and callee_name(value) == "MessagesPlaceholder":
             name = keyword(value, "variable_name") or positional(value, 0)
             if keyword(value, "n_messages") is None and name is not None:
                 return string(name.value)
-        if isinstance(value, cst.Tuple) and len(value.elements) == 2 and string(value.elements[0].value) == "placeholder":
+        if (
+            isinstance(value, cst.Tuple)
+            and len(value.elements) == 2
+            and string(value.elements[0].value) == "placeholder"
+        ):
             text = string(value.elements[1].value) or ""
             if text.startswith("{") and text.endswith("}"):
                 return text[1:-1]
@@ -724,25 +849,46 @@ def handoffs(facts) -> list[Handoff]:
             whole = state_messages(facts, call.args[1].value)
             if whole is not None:
                 target = facts.code(call.args[0].value)
-                found.append(Handoff(call, f"`Send({target}, ...)` gives the node the whole conversation "
-                                     f"(`{facts.code(whole)}`): it pays for every earlier turn again on each of its calls.",
-                                     HANDOFF_ADVICE))
+                found.append(
+                    Handoff(
+                        call,
+                        f"`Send({target}, ...)` gives the node the whole conversation "
+                        f"(`{facts.code(whole)}`): it pays for every earlier turn again on each of its calls.",
+                        HANDOFF_ADVICE,
+                    )
+                )
         elif name == "Command":
             goto, update = keyword(call, "goto"), keyword(call, "update")
             whole = _updated_messages(facts, update.value) if goto is not None and update is not None else None
             if whole is not None:
-                found.append(Handoff(call, f"`Command(goto={facts.code(goto.value)}, ...)` hands the whole conversation "
-                                     f"(`{facts.code(whole)}`) to the next agent: it pays for every earlier turn again.",
-                                     HANDOFF_ADVICE))
+                found.append(
+                    Handoff(
+                        call,
+                        f"`Command(goto={facts.code(goto.value)}, ...)` hands the whole conversation "
+                        f"(`{facts.code(whole)}`) to the next agent: it pays for every earlier turn again.",
+                        HANDOFF_ADVICE,
+                    )
+                )
         elif name == "create_supervisor" and keyword(call, "tools") is None:
-            found.append(Handoff(call, "`create_supervisor(...)` builds handoff tools that pass the supervisor's whole "
-                                 "message list to each agent (langgraph-supervisor 0.0.31, with or without "
-                                 "`add_handoff_messages`): every agent pays for the whole conversation again.",
-                                 HANDOFF_ADVICE))
+            found.append(
+                Handoff(
+                    call,
+                    "`create_supervisor(...)` builds handoff tools that pass the supervisor's whole "
+                    "message list to each agent (langgraph-supervisor 0.0.31, with or without "
+                    "`add_handoff_messages`): every agent pays for the whole conversation again.",
+                    HANDOFF_ADVICE,
+                )
+            )
         elif name == "create_handoff_tool":
-            found.append(Handoff(call, "`create_handoff_tool(...)` passes the whole message list to the next agent "
-                                 "(langgraph-swarm 0.1.0, langgraph-supervisor 0.0.31): it pays for every earlier turn "
-                                 "again.", HANDOFF_ADVICE))
+            found.append(
+                Handoff(
+                    call,
+                    "`create_handoff_tool(...)` passes the whole message list to the next agent "
+                    "(langgraph-swarm 0.1.0, langgraph-supervisor 0.0.31): it pays for every earlier turn "
+                    "again.",
+                    HANDOFF_ADVICE,
+                )
+            )
     return found
 
 
@@ -778,8 +924,12 @@ def _routed_specialists(facts) -> list[Handoff]:
         for target in targets - {None, source}:
             entered = [_specialist_send(facts, add, route, router) for add in registered.get(target, ())]
             if not any(entered):  # an entry node (a note for the specialist): the node its edge leads to
-                entered = [_specialist_send(facts, add, route, router) for after in edges.get(target, ())
-                           if after != source for add in registered.get(after, ())]
+                entered = [
+                    _specialist_send(facts, add, route, router)
+                    for after in edges.get(target, ())
+                    if after != source
+                    for add in registered.get(after, ())
+                ]
             for handoff in entered:
                 if handoff is not None and id(handoff.node) not in reported:
                     reported.add(id(handoff.node))
@@ -797,8 +947,11 @@ def _route_targets(facts, router: cst.BaseExpression, path_map: cst.Arg | None) 
     if len(named) == len(routed) or path_map is None:
         return named
     value = path_map.value
-    return {_pattern(facts, v.value) for v in value.elements if isinstance(v, cst.DictElement)} if isinstance(
-        value, cst.Dict) else set(_patterns(facts, value))
+    return (
+        {_pattern(facts, v.value) for v in value.elements if isinstance(v, cst.DictElement)}
+        if isinstance(value, cst.Dict)
+        else set(_patterns(facts, value))
+    )
 
 
 def _routes_on_tool_call(facts, router: cst.BaseExpression) -> list:
@@ -829,14 +982,18 @@ def _specialist_send(facts, add: cst.Call, route: cst.Call, router: cst.BaseExpr
     for function in facts.functions.get(node.value, ()) if isinstance(node, cst.Name) else ():
         for flow in facts.flows():
             if flow.use.storage.kind in KINDS and facts.inside(flow.site, function):
-                return Handoff(flow.site, _specialist_message(name, facts.code(flow.use.node)), ROUTED_ADVICE,
-                               related=(routing,))
+                return Handoff(
+                    flow.site, _specialist_message(name, facts.code(flow.use.node)), ROUTED_ADVICE, related=(routing,)
+                )
         for kept in _whole_state_chains(facts):
             if facts.inside(kept.node, function):
-                return Handoff(kept.node, _specialist_message(name, kept.properties["history"]), ROUTED_ADVICE,
-                               related=(routing,))
+                return Handoff(
+                    kept.node, _specialist_message(name, kept.properties["history"]), ROUTED_ADVICE, related=(routing,)
+                )
     made = _made_node(facts, node)
-    return Handoff(add, _specialist_message(name, made[0]), ROUTED_ADVICE, related=(routing, *made[1])) if made else None
+    return (
+        Handoff(add, _specialist_message(name, made[0]), ROUTED_ADVICE, related=(routing, *made[1])) if made else None
+    )
 
 
 def _made_node(facts, node: cst.BaseExpression) -> tuple[str, tuple] | None:
@@ -850,21 +1007,27 @@ def _made_node(facts, node: cst.BaseExpression) -> tuple[str, tuple] | None:
     for mention in seen.get(facts.code(made.func), ()):
         if not mention.tag.startswith(NODE_FACTORY_TAG):
             continue
-        given = positional(made, int(mention.tag[len(NODE_FACTORY_TAG):]))
-        chain = facts.assignment_before(given.value) if given is not None and isinstance(given.value, cst.Name) else None
+        given = positional(made, int(mention.tag[len(NODE_FACTORY_TAG) :]))
+        chain = (
+            facts.assignment_before(given.value) if given is not None and isinstance(given.value, cst.Name) else None
+        )
         chain = given.value if given is not None and chain is None else chain
         for built in seen.get(facts.code(chain.func), ()) if isinstance(chain, cst.Call) else ():
-            key = built.tag[len(CHAIN_TAG):] if built.tag.startswith(CHAIN_TAG) else None
+            key = built.tag[len(CHAIN_TAG) :] if built.tag.startswith(CHAIN_TAG) else None
             if key in graph(facts).keys:
-                return f'state["{key}"]', ((mention.place, "the node invokes its chain with the whole state here"),
-                                           (built.place, f"the chain's prompt takes every message of `{key}` here"))
+                return f'state["{key}"]', (
+                    (mention.place, "the node invokes its chain with the whole state here"),
+                    (built.place, f"the chain's prompt takes every message of `{key}` here"),
+                )
     return None
 
 
 def _specialist_message(node: str, read: str) -> str:
-    return (f"The node `{node}` is routed to by a routing tool call and sends its model the whole shared "
-            f"conversation (`{read}`), which the checkpointer keeps for the thread: the specialist pays for every "
-            "earlier turn again on each of its calls.")
+    return (
+        f"The node `{node}` is routed to by a routing tool call and sends its model the whole shared "
+        f"conversation (`{read}`), which the checkpointer keeps for the thread: the specialist pays for every "
+        "earlier turn again on each of its calls."
+    )
 
 
 def _patterns(facts, expr: cst.BaseExpression) -> list[str | None]:
@@ -887,8 +1050,14 @@ def _pattern(facts, expr: cst.BaseExpression, depth: int = 0) -> str | None:
     if text is not None:
         return text
     if isinstance(expr, cst.FormattedString):
-        parts = [p.value if isinstance(p, cst.FormattedStringText) else _pattern(facts, p.expression, depth + 1)
-                 if p.format_spec is None and p.conversion is None else None for p in expr.parts]
+        parts = [
+            p.value
+            if isinstance(p, cst.FormattedStringText)
+            else _pattern(facts, p.expression, depth + 1)
+            if p.format_spec is None and p.conversion is None
+            else None
+            for p in expr.parts
+        ]
         return "".join(parts) if None not in parts else None
     if not isinstance(expr, cst.Name):
         return None
@@ -905,11 +1074,20 @@ def _loop_collection(facts, name: cst.Name) -> str | None:
     """`{TEAMS}` for the key a loop or comprehension around `name` binds it to (`for name in TEAMS`,
     `for name, cfg in TEAMS.items()`)."""
     for outer in facts.ancestors(name):
-        loops = [outer] if isinstance(outer, cst.For) else [outer.for_in] if isinstance(
-            outer, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) else []
+        loops = (
+            [outer]
+            if isinstance(outer, cst.For)
+            else [outer.for_in]
+            if isinstance(outer, (cst.ListComp, cst.GeneratorExp, cst.SetComp))
+            else []
+        )
         for loop in loops:
             target, items = loop.target, loop.iter
-            if isinstance(items, cst.Call) and callee_name(items) in ("items", "keys") and isinstance(items.func, cst.Attribute):
+            if (
+                isinstance(items, cst.Call)
+                and callee_name(items) in ("items", "keys")
+                and isinstance(items.func, cst.Attribute)
+            ):
                 items = items.func.value
                 target = target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else target
             if isinstance(target, cst.Name) and target.value == name.value:
@@ -918,7 +1096,7 @@ def _loop_collection(facts, name: cst.Name) -> str | None:
 
 
 def exports(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
-    """What the module's functions are to a graph module importing them (`chatbound.project.users`):
+    """What the module's functions are to a graph module importing them (`chatbound.analysis.project.users`):
     a router picking a node by a tool call's name (`ROUTER_TAG`), a node factory whose node
     invokes a parameter with the whole state (`NODE_FACTORY_TAG` + its position), a chain builder
     whose prompt takes a message key whole (`CHAIN_TAG` + the key)."""
@@ -939,22 +1117,40 @@ def _ast_routed(function: ast.AST) -> list[ast.expr]:
     """The values returned where `if call["name"] == ToBilling.__name__: return "billing"` picks a
     node by the name of a tool call read from a message's `tool_calls` (a returned `Send(...)`,
     which gives the node only its arg, is not a node's name)."""
-    reads = {target.id for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.For))
-             and _ast_reads_tool_calls(node.value if isinstance(node, ast.Assign) else node.iter, set())
-             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(target, ast.Name)}
-    return [s.value for node in ast.walk(function) if isinstance(node, ast.If)
-            and any(isinstance(c, ast.Compare) and isinstance(c.ops[0], (ast.Eq, ast.In))
-                    and any(isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant)
-                            and side.slice.value == "name" and _ast_reads_tool_calls(side.value, reads)
-                            for side in (c.left, *c.comparators))
-                    for c in ast.walk(node.test))
-            for s in node.body if isinstance(s, ast.Return) and s.value is not None
-            and not isinstance(s.value, (ast.Call, ast.List))]
+    reads = {
+        target.id
+        for node in ast.walk(function)
+        if isinstance(node, (ast.Assign, ast.For))
+        and _ast_reads_tool_calls(node.value if isinstance(node, ast.Assign) else node.iter, set())
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    return [
+        s.value
+        for node in ast.walk(function)
+        if isinstance(node, ast.If)
+        and any(
+            isinstance(c, ast.Compare)
+            and isinstance(c.ops[0], (ast.Eq, ast.In))
+            and any(
+                isinstance(side, ast.Subscript)
+                and isinstance(side.slice, ast.Constant)
+                and side.slice.value == "name"
+                and _ast_reads_tool_calls(side.value, reads)
+                for side in (c.left, *c.comparators)
+            )
+            for c in ast.walk(node.test)
+        )
+        for s in node.body
+        if isinstance(s, ast.Return) and s.value is not None and not isinstance(s.value, (ast.Call, ast.List))
+    ]
 
 
 def _ast_reads_tool_calls(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr == "tool_calls" or isinstance(n, ast.Name) and n.id in names
-               for n in ast.walk(expr))
+    return any(
+        isinstance(n, ast.Attribute) and n.attr == "tool_calls" or isinstance(n, ast.Name) and n.id in names
+        for n in ast.walk(expr)
+    )
 
 
 def _ast_node_factory(function: ast.AST) -> tuple[int, ast.Call] | None:
@@ -963,13 +1159,24 @@ def _ast_node_factory(function: ast.AST) -> tuple[int, ast.Call] | None:
     params = [a.arg for a in function.args.args]
     returned = {r.value.id for r in function.body if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)}
     for node in function.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in returned or not node.args.args:
+        if (
+            not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or node.name not in returned
+            or not node.args.args
+        ):
             continue
         state = node.args.args[0].arg
         for call in ast.walk(node):
-            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUNS
-                    and isinstance(call.func.value, ast.Name) and call.func.value.id in params
-                    and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == state):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in RUNS
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in params
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == state
+            ):
                 return params.index(call.func.value.id), call
     return None
 
@@ -977,7 +1184,9 @@ def _ast_node_factory(function: ast.AST) -> tuple[int, ast.Call] | None:
 def _ast_chain_key(function: ast.AST) -> tuple[str, ast.Call] | None:
     """(the key, the prompt) when `function` returns `prompt | llm` whose prompt has a whole-list
     placeholder (the stdlib-tree reading of `_placeholder_key` for a factory of this module)."""
-    bound = {t.id: n.value for n in function.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    bound = {
+        t.id: n.value for n in function.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
     for returned in (n.value for n in function.body if isinstance(n, ast.Return) and n.value is not None):
         value = bound.get(returned.id, returned) if isinstance(returned, ast.Name) else returned
         while isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
@@ -985,7 +1194,11 @@ def _ast_chain_key(function: ast.AST) -> tuple[str, ast.Call] | None:
                 return None
             value = value.left
             value = bound.get(value.id, value) if isinstance(value, ast.Name) else value
-        if isinstance(value, ast.Call) and _ast_name(value.func) in ("from_messages", "ChatPromptTemplate") and value.args:
+        if (
+            isinstance(value, ast.Call)
+            and _ast_name(value.func) in ("from_messages", "ChatPromptTemplate")
+            and value.args
+        ):
             for element in value.args[0].elts if isinstance(value.args[0], (ast.List, ast.Tuple)) else ():
                 key = _ast_placeholder(element)
                 if key is not None:
@@ -995,7 +1208,11 @@ def _ast_chain_key(function: ast.AST) -> tuple[str, ast.Call] | None:
 
 def _ast_placeholder(element: ast.expr) -> str | None:
     """`("placeholder", "{messages}")` or `MessagesPlaceholder("messages")` without `n_messages=`."""
-    if isinstance(element, ast.Tuple) and len(element.elts) == 2 and all(isinstance(e, ast.Constant) for e in element.elts):
+    if (
+        isinstance(element, ast.Tuple)
+        and len(element.elts) == 2
+        and all(isinstance(e, ast.Constant) for e in element.elts)
+    ):
         kind, text = (e.value for e in element.elts)
         return text[1:-1] if kind == "placeholder" and isinstance(text, str) and text[:1] + text[-1:] == "{}" else None
     if isinstance(element, ast.Call) and _ast_name(element.func) == "MessagesPlaceholder":
@@ -1034,8 +1251,10 @@ def state_messages(facts, expr: cst.CSTNode, depth: int = 0) -> cst.CSTNode | No
     if isinstance(expr, cst.Name):
         value = facts.assignment_before(expr)
         return state_messages(facts, value, depth + 1) if isinstance(value, cst.BaseExpression) else None
-    if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg,
-                         cst.BinaryOperation)):
+    if isinstance(
+        expr,
+        (cst.Dict, cst.List, cst.Tuple, cst.DictElement, cst.Element, cst.StarredElement, cst.Arg, cst.BinaryOperation),
+    ):
         for child in children(expr):
             found = state_messages(facts, child, depth)
             if found is not None:
@@ -1066,7 +1285,12 @@ def _trimmed_send(finding, module, wrapper, lines):
         return None
     read = text_at(lines, finding.span)
     return replace_span(
-        finding, module, wrapper, lines, TRIM.format(messages=read), TRIM_IMPORTS,
+        finding,
+        module,
+        wrapper,
+        lines,
+        TRIM.format(messages=read),
+        TRIM_IMPORTS,
         f"Send trim_messages({read}, ...): the last whole turns under 4,000 tokens, the system message kept; "
         "the checkpointer still keeps every message",
         safe=True,
@@ -1100,13 +1324,20 @@ def _trimming_hook(finding, module, wrapper, lines):
     args = list(call.args)
     if args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    hook = cst.Arg(cst.parse_expression(HOOK), keyword=cst.Name("pre_model_hook"),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    hook = cst.Arg(
+        cst.parse_expression(HOOK),
+        keyword=cst.Name("pre_model_hook"),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
     fixed = call.with_changes(args=[*args, hook])
     return replace_span(
-        finding, module, wrapper, lines,
-        module.code_for_node(fixed), TRIM_IMPORTS,
-        "Add a pre_model_hook that sends trim_messages(state[\"messages\"], ...) as llm_input_messages: the model "
+        finding,
+        module,
+        wrapper,
+        lines,
+        module.code_for_node(fixed),
+        TRIM_IMPORTS,
+        'Add a pre_model_hook that sends trim_messages(state["messages"], ...) as llm_input_messages: the model '
         "gets the last whole turns under 4,000 tokens, the checkpointer still keeps every message",
         safe=True,
     )

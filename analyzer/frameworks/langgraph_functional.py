@@ -24,11 +24,11 @@ import re
 
 import libcst as cst
 
-from ..histories.tree import walk
-from ..messages import callee_name, is_whole_slice
-from ..sinks import keyword, positional
-from .langgraph import NODE_ADVICE
-from .vocabulary import Kept
+from chatbound.frameworks.langgraph import NODE_ADVICE
+from chatbound.frameworks.vocabulary import Kept
+from chatbound.syntax.messages import callee_name, is_whole_slice
+from chatbound.syntax.tree import walk
+from chatbound.vocabulary.sinks import keyword, positional
 
 TRIGGERS = (re.compile(rb"@entrypoint\s*\("),)
 CALLS = frozenset({"entrypoint"})
@@ -117,7 +117,9 @@ def _carries(facts, expr: cst.CSTNode, previous: cst.Param, depth: int) -> bool:
         return False
     if isinstance(expr, cst.Name):
         bound = facts.assignment_before(expr)
-        return bound is previous or isinstance(bound, cst.BaseExpression) and _carries(facts, bound, previous, depth + 1)
+        return (
+            bound is previous or isinstance(bound, cst.BaseExpression) and _carries(facts, bound, previous, depth + 1)
+        )
     if isinstance(expr, cst.Await):
         return _carries(facts, expr.expression, previous, depth + 1)
     if isinstance(expr, cst.Subscript):
@@ -127,9 +129,11 @@ def _carries(facts, expr: cst.CSTNode, previous: cst.Param, depth: int) -> bool:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         return any(_carries(facts, side, previous, depth + 1) for side in (expr.left, expr.right))
     if isinstance(expr, (cst.List, cst.Tuple)):
-        return any(isinstance(e, cst.StarredElement) and _carries(facts, e.value, previous, depth + 1)
-                   for e in expr.elements)
+        return any(
+            isinstance(e, cst.StarredElement) and _carries(facts, e.value, previous, depth + 1) for e in expr.elements
+        )
     if isinstance(expr, cst.Call):
         return callee_name(expr) in ADDS and any(
-            a.keyword is None and _carries(facts, a.value, previous, depth + 1) for a in expr.args)
+            a.keyword is None and _carries(facts, a.value, previous, depth + 1) for a in expr.args
+        )
     return False

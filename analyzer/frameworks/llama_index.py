@@ -29,11 +29,11 @@ import re
 
 import libcst as cst
 
-from ..histories.tree import walk
-from ..memory_fixes import TOKEN_LIMIT
-from ..messages import callee_name, string
-from ..sinks import Sink, keyword, positional
-from .vocabulary import Handoff
+from chatbound.frameworks.chat_memories import TOKEN_LIMIT
+from chatbound.frameworks.vocabulary import Handoff
+from chatbound.syntax.messages import callee_name, string
+from chatbound.syntax.tree import walk
+from chatbound.vocabulary.sinks import Sink, keyword, positional
 
 TOOL_CHATS = frozenset({"chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools"})
 CALLS = HANDOFF_CALLS = TOOL_CHATS
@@ -62,11 +62,21 @@ def handoffs(facts) -> list[Handoff]:
         return []
     found = []
     for klass in facts.nodes.classes:
-        if not any(q.startswith(WORKFLOWS) and q.endswith(".Workflow") for b in klass.bases for q in facts.qualified(b.value)):
+        if not any(
+            q.startswith(WORKFLOWS) and q.endswith(".Workflow") for b in klass.bases for q in facts.qualified(b.value)
+        ):
             continue
-        steps = [f for f in klass.body.body if isinstance(f, cst.FunctionDef)
-                 and any(callee_name(d.decorator) == "step" if isinstance(d.decorator, cst.Call)
-                         else facts.code(d.decorator) == "step" for d in f.decorators)]
+        steps = [
+            f
+            for f in klass.body.body
+            if isinstance(f, cst.FunctionDef)
+            and any(
+                callee_name(d.decorator) == "step"
+                if isinstance(d.decorator, cst.Call)
+                else facts.code(d.decorator) == "step"
+                for d in f.decorators
+            )
+        ]
         conversations = _conversations(facts, steps)
         for transfer, event, emitted in _transfers(facts, steps):
             for step in steps:
@@ -74,31 +84,54 @@ def handoffs(facts) -> list[Handoff]:
                     continue
                 for node, key in _sent_conversations(facts, step):
                     if key in conversations:
-                        found.append(Handoff(node, _message(facts, transfer, step, event, key), TRANSFER_ADVICE, related=(
-                            (emitted, f"`{transfer.name.value}` emits `{event}` after the model's transfer tool call"),
-                            (conversations[key], f"the conversation enters the Context as `{key}` here"))))
+                        found.append(
+                            Handoff(
+                                node,
+                                _message(facts, transfer, step, event, key),
+                                TRANSFER_ADVICE,
+                                related=(
+                                    (
+                                        emitted,
+                                        f"`{transfer.name.value}` emits `{event}` after the model's transfer tool call",
+                                    ),
+                                    (conversations[key], f"the conversation enters the Context as `{key}` here"),
+                                ),
+                            )
+                        )
     return found
 
 
 def _message(facts, transfer, step, event, key) -> str:
-    return (f"After `{transfer.name.value}` transfers with `{event}`, the step `{step.name.value}` sends its model "
-            f"the whole `{key}` of the workflow's Context (the chat passed in with the start event, every agent's turns "
-            "and tool traffic): the sub-agent pays for every earlier turn again on each of its calls.")
+    return (
+        f"After `{transfer.name.value}` transfers with `{event}`, the step `{step.name.value}` sends its model "
+        f"the whole `{key}` of the workflow's Context (the chat passed in with the start event, every agent's turns "
+        "and tool traffic): the sub-agent pays for every earlier turn again on each of its calls."
+    )
 
 
 def _taken(facts, step: cst.FunctionDef) -> set[str]:
     """The events a step takes: the names in its event parameter's annotation."""
     params = [p for p in step.params.params if p.annotation is not None]
-    return {n.value for p in params if facts.code(p.annotation.annotation) != "Context"
-            for n in walk(p.annotation.annotation) if isinstance(n, cst.Name)}
+    return {
+        n.value
+        for p in params
+        if facts.code(p.annotation.annotation) != "Context"
+        for n in walk(p.annotation.annotation)
+        if isinstance(n, cst.Name)
+    }
 
 
 def _emitted(step: cst.FunctionDef) -> list[cst.Call]:
     """The events a step returns or sends: `return ActiveSpeakerEvent()`, `ctx.send_event(E(...))`."""
     found = []
     for node in walk(step.body):
-        value = node.value if isinstance(node, cst.Return) else positional(node, 0) if isinstance(
-            node, cst.Call) and callee_name(node) == "send_event" else None
+        value = (
+            node.value
+            if isinstance(node, cst.Return)
+            else positional(node, 0)
+            if isinstance(node, cst.Call) and callee_name(node) == "send_event"
+            else None
+        )
         value = value.value if isinstance(value, cst.Arg) else value
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
             found.append(value)
@@ -114,8 +147,10 @@ def _transfers(facts, steps: list[cst.FunctionDef]) -> list[tuple[cst.FunctionDe
         nodes = list(walk(step.body))
         if not any(isinstance(n, cst.Call) and callee_name(n) in TOOL_CHATS for n in nodes):
             continue
-        if not any(isinstance(n, cst.Subscript) and isinstance(n.value, cst.Attribute) and n.value.attr.value == "tool_kwargs"
-                   for n in nodes):
+        if not any(
+            isinstance(n, cst.Subscript) and isinstance(n.value, cst.Attribute) and n.value.attr.value == "tool_kwargs"
+            for n in nodes
+        ):
             continue  # the agent is chosen by an argument of the tool call: `call.tool_kwargs["agent_name"]`
         found.extend((step, call.func.value, call) for call in _emitted(step))
     return found
@@ -136,7 +171,11 @@ def _is_context(facts, receiver: cst.BaseExpression) -> bool:
     """A parameter annotated `Context` (or its `.store`)."""
     receiver = receiver.value if isinstance(receiver, cst.Attribute) and receiver.attr.value == "store" else receiver
     param = facts.assignment_before(receiver) if isinstance(receiver, cst.Name) else None
-    return isinstance(param, cst.Param) and param.annotation is not None and facts.code(param.annotation.annotation) == "Context"
+    return (
+        isinstance(param, cst.Param)
+        and param.annotation is not None
+        and facts.code(param.annotation.annotation) == "Context"
+    )
 
 
 def _conversations(facts, steps: list[cst.FunctionDef]) -> dict[str, cst.CSTNode]:
@@ -152,8 +191,13 @@ def _conversations(facts, steps: list[cst.FunctionDef]) -> dict[str, cst.CSTNode
                 continue
             name = value.value.value
             start = facts.assignment_before(value.value)
-            grown = any(isinstance(c, cst.Call) and callee_name(c) in ("append", "extend")
-                        and isinstance(c.func, cst.Attribute) and facts.code(c.func.value) == name for c in walk(step.body))
+            grown = any(
+                isinstance(c, cst.Call)
+                and callee_name(c) in ("append", "extend")
+                and isinstance(c.func, cst.Attribute)
+                and facts.code(c.func.value) == name
+                for c in walk(step.body)
+            )
             if grown and isinstance(start, cst.Call) and _from_event(facts, start, step):
                 found[key] = call
     return found
@@ -193,8 +237,16 @@ def _whole_context(facts, expr: cst.CSTNode, depth: int) -> tuple[cst.CSTNode, s
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         return _whole_context(facts, expr.left, depth + 1) or _whole_context(facts, expr.right, depth + 1)
     if isinstance(expr, (cst.List, cst.Tuple)):
-        return next((found for e in expr.elements if isinstance(e, cst.StarredElement)
-                     for found in [_whole_context(facts, e.value, depth + 1)] if found), None)
+        return next(
+            (
+                found
+                for e in expr.elements
+                if isinstance(e, cst.StarredElement)
+                for found in [_whole_context(facts, e.value, depth + 1)]
+                if found
+            ),
+            None,
+        )
     if isinstance(expr, cst.Call) and callee_name(expr) == "get" and isinstance(expr.func, cst.Attribute):
         memory = expr.func.value
         memory = facts.assignment_before(memory) if isinstance(memory, cst.Name) else memory

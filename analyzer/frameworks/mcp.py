@@ -32,21 +32,30 @@ import re
 
 import libcst as cst
 
-from ..messages import callee_name
-from ..sinks import keyword
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.sinks import keyword
 
 TOOL_TRIGGERS = (re.compile(rb"\b(?:mcp_servers|toolsets)\s*="),)
 TOOL_KEYWORDS = ("mcp_servers", "toolsets")  # Agents SDK and Pydantic AI 0.x mcp_servers=, Pydantic AI 1.x toolsets=
 # callee -> the packages (one imported by the module) whose call returns every tool of a server
 SERVER_TOOLS = {
-    "list_tools": ("mcp",), "get_tools": ("langchain_mcp_adapters", "smolagents"),
-    "load_mcp_tools": ("langchain_mcp_adapters",), "from_server": ("google.adk",),
-    "MCPClient": ("smolagents",), "from_mcp": ("smolagents",), "load_mcp_toolsets": ("pydantic_ai",),
+    "list_tools": ("mcp",),
+    "get_tools": ("langchain_mcp_adapters", "smolagents"),
+    "load_mcp_tools": ("langchain_mcp_adapters",),
+    "from_server": ("google.adk",),
+    "MCPClient": ("smolagents",),
+    "from_mcp": ("smolagents",),
+    "load_mcp_toolsets": ("pydantic_ai",),
 }
 TOOLSETS = {
-    "McpToolset": ("google.adk",), "MCPToolset": ("google.adk", "pydantic_ai"),
-    "MCPServerStdio": ("agents", "pydantic_ai"), "MCPServerSse": ("agents",), "MCPServerStreamableHttp": ("agents",),
-    "MCPServerSSE": ("pydantic_ai",), "MCPServerHTTP": ("pydantic_ai",), "MCPServerStreamableHTTP": ("pydantic_ai",),
+    "McpToolset": ("google.adk",),
+    "MCPToolset": ("google.adk", "pydantic_ai"),
+    "MCPServerStdio": ("agents", "pydantic_ai"),
+    "MCPServerSse": ("agents",),
+    "MCPServerStreamableHttp": ("agents",),
+    "MCPServerSSE": ("pydantic_ai",),
+    "MCPServerHTTP": ("pydantic_ai",),
+    "MCPServerStreamableHTTP": ("pydantic_ai",),
 }
 FILTER = "tool_filter"
 TOOLS_ADVICE = (

@@ -23,7 +23,7 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
 - A handoff matters where the runs continue a conversation (`session=`, `previous_response_id=`,
   `conversation_id=`, a replayed `to_input_list()`, or an input made from a web session's chat
   list that the module grows: a Streamlit page run on `st.session_state.chat` every rerun): in
-  the module, or in a module that imports its agents and runs them so (`chatbound.project.users`:
+  the module, or in a module that imports its agents and runs them so (`chatbound.analysis.project.users`:
   agents in `agents.py`, the server in `server.py`).
 """
 
@@ -36,16 +36,27 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from ..edits import (
-    BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, arg_at, call_at, import_of, innermost, keyword_added, replace_span,
-    store_edit, stores_of, text_at, walk_down,
+from chatbound.findings import Finding, Fix, Span
+from chatbound.fixes.edits import (
+    BOUNDED_IMPORT,
+    HISTORY_STAYS,
+    WINDOW_TURNS,
+    arg_at,
+    call_at,
+    import_of,
+    innermost,
+    keyword_added,
+    replace_span,
+    store_edit,
+    stores_of,
+    text_at,
+    walk_down,
 )
-from ..findings import Finding, Fix, Span
-from ..messages import callee_name
-from ..sinks import keyword
-from ..histories.storage import SESSION_OBJECTS
-from .versions import pinned, version_tuple
-from .vocabulary import Handoff, Kept, links
+from chatbound.frameworks.versions import pinned, version_tuple
+from chatbound.frameworks.vocabulary import Handoff, Kept, links
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.sessions import SESSION_OBJECTS
+from chatbound.vocabulary.sinks import keyword
 
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
@@ -89,9 +100,14 @@ def memories(facts) -> list[Kept]:
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name.endswith("Session") and "Compaction" not in name and _unlimited_session(facts, call):
-            found.append(Kept(call, f"Agents SDK `{name}` has no limit: every run re-sends all stored items",
-                              ADVICE["agents"], {"history": name, "framework": "agents", "storage": "framework",
-                                                 "sink": name}))
+            found.append(
+                Kept(
+                    call,
+                    f"Agents SDK `{name}` has no limit: every run re-sends all stored items",
+                    ADVICE["agents"],
+                    {"history": name, "framework": "agents", "storage": "framework", "sink": name},
+                )
+            )
     return found
 
 
@@ -125,9 +141,14 @@ def handoffs(facts) -> list[Handoff]:
         name = callee_name(call)
         if name == "handoff" and _sdk(facts, call, "agents.handoff", "agents.handoffs.handoff"):
             if keyword(call, "input_filter") is None:
-                found.append(Handoff(call, "`handoff(...)` without `input_filter` gives the next agent the entire "
-                                     f"conversation history{how}: it pays for every earlier turn and tool call again.",
-                                     HANDOFF_ADVICE))
+                found.append(
+                    Handoff(
+                        call,
+                        "`handoff(...)` without `input_filter` gives the next agent the entire "
+                        f"conversation history{how}: it pays for every earlier turn and tool call again.",
+                        HANDOFF_ADVICE,
+                    )
+                )
         elif _sdk(facts, call, "agents.Agent") or isinstance(call.func, cst.Subscript) and _is_sdk_agent(facts, call):
             listed = keyword(call, "handoffs")
             elements = listed.value.elements if listed is not None and isinstance(listed.value, cst.List) else ()
@@ -143,12 +164,22 @@ def _bare(facts, values, where: str, how: str) -> list[Handoff]:
     found = []
     for value in values:
         bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
-        if not isinstance(value, (cst.Name, cst.Attribute)) or isinstance(bound, cst.Call) and callee_name(bound) == "handoff":
+        if (
+            not isinstance(value, (cst.Name, cst.Attribute))
+            or isinstance(bound, cst.Call)
+            and callee_name(bound) == "handoff"
+        ):
             continue
         agent = facts.code(value)
-        found.append(Handoff(value, f"`{agent}` in `{where}` is `handoff({agent})` with no `input_filter`: the next "
-                             f"agent gets the entire conversation history{how} and pays for every earlier turn "
-                             "again.", HANDOFF_ADVICE))
+        found.append(
+            Handoff(
+                value,
+                f"`{agent}` in `{where}` is `handoff({agent})` with no `input_filter`: the next "
+                f"agent gets the entire conversation history{how} and pays for every earlier turn "
+                "again.",
+                HANDOFF_ADVICE,
+            )
+        )
     return found
 
 
@@ -183,15 +214,19 @@ def _is_sdk_agent(facts, expr: cst.CSTNode) -> bool:
 def _continues_a_conversation(facts) -> bool:
     """Runs that carry earlier turns: a session, a server-side conversation, or an input list
     replayed from an earlier result. Only then does a handoff pass a growing history."""
-    return any(callee_name(call) == "to_input_list" or any(keyword(call, k) is not None for k in CONTINUED_BY)
-               for call in facts.nodes.calls)
+    return any(
+        callee_name(call) == "to_input_list" or any(keyword(call, k) is not None for k in CONTINUED_BY)
+        for call in facts.nodes.calls
+    )
 
 
 def _continued_elsewhere(facts) -> str | None:
     """Where a module that imports this one's agents runs them on a continuing conversation,
     as the message says it; None when no module does."""
-    places = sorted({m.place for mentions in links(facts).given.values() for m in mentions if m.tag == CONTINUED_TAG},
-                    key=lambda p: (p.path, p.span.line))
+    places = sorted(
+        {m.place for mentions in links(facts).given.values() for m in mentions if m.tag == CONTINUED_TAG},
+        key=lambda p: (p.path, p.span.line),
+    )
     return f"runs continue the conversation in {places[0].path}:{places[0].span.line}; " if places else None
 
 
@@ -204,12 +239,14 @@ def _how_it_passes(facts, continued: str) -> str:
     version, where = found
     low, high = NESTED_BY_DEFAULT
     if low <= version_tuple(version)[:2] < high:
-        return (f", folded into one assistant message that still holds every item ({continued}openai-agents {version} "
-                f"in {where} nests handoff history by default)")
+        return (
+            f", folded into one assistant message that still holds every item ({continued}openai-agents {version} "
+            f"in {where} nests handoff history by default)"
+        )
     return f" ({continued}openai-agents {version} in {where})"
 
 
-# --- what the project pass reads (stdlib ast, chatbound.project.users) ---------------------
+# --- what the project pass reads (stdlib ast, chatbound.analysis.project.users) ---------------------
 
 
 def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, ast.AST]]:
@@ -219,15 +256,28 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
     if not any(target.startswith("agents.") for target in imported.values()):
         return []
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    runs = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in AGENT_RUNS
-            and isinstance(c.func.value, ast.Name) and c.func.value.id == "Runner"]
-    continued = any(isinstance(c.func, ast.Attribute) and c.func.attr == "to_input_list"
-                    or any(k.arg in CONTINUED_BY for k in c.keywords) for c in calls)
+    runs = [
+        c
+        for c in calls
+        if isinstance(c.func, ast.Attribute)
+        and c.func.attr in AGENT_RUNS
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == "Runner"
+    ]
+    continued = any(
+        isinstance(c.func, ast.Attribute)
+        and c.func.attr == "to_input_list"
+        or any(k.arg in CONTINUED_BY for k in c.keywords)
+        for c in calls
+    )
     session = [run for run in runs if _session_history(tree, run, imported, calls)]
     if not runs or not (continued or session):
         return []
-    return [(local, CONTINUED_TAG, (session or runs)[0]) for local, target in imported.items()
-            if not target.startswith("agents")]
+    return [
+        (local, CONTINUED_TAG, (session or runs)[0])
+        for local, target in imported.items()
+        if not target.startswith("agents")
+    ]
 
 
 def _session_history(tree: ast.Module, run: ast.Call, imported: dict[str, str], calls: list[ast.Call]) -> bool:
@@ -237,20 +287,41 @@ def _session_history(tree: ast.Module, run: ast.Call, imported: dict[str, str], 
     given = run.args[1] if len(run.args) > 1 else next((k.value for k in run.keywords if k.arg == "input"), None)
     sources = [given] if given is not None else []
     if isinstance(given, ast.Name):
-        sources += [node.iter for node in ast.walk(tree) if isinstance(node, ast.For) and any(
-            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in ("append", "extend")
-            and isinstance(inner.func.value, ast.Name) and inner.func.value.id == given.id for inner in ast.walk(node))]
-        sources += [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == given.id for t in node.targets)]
-    sources += [generator.iter for source in list(sources) if isinstance(source, (ast.ListComp, ast.GeneratorExp))
-                for generator in source.generators]
-    grown = {ast.dump(c.func.value) for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")}
+        sources += [
+            node.iter
+            for node in ast.walk(tree)
+            if isinstance(node, ast.For)
+            and any(
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr in ("append", "extend")
+                and isinstance(inner.func.value, ast.Name)
+                and inner.func.value.id == given.id
+                for inner in ast.walk(node)
+            )
+        ]
+        sources += [
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == given.id for t in node.targets)
+        ]
+    sources += [
+        generator.iter
+        for source in list(sources)
+        if isinstance(source, (ast.ListComp, ast.GeneratorExp))
+        for generator in source.generators
+    ]
+    grown = {
+        ast.dump(c.func.value)
+        for c in calls
+        if isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")
+    }
     return any(ast.dump(source) in grown and _kept_by_session(source, imported) for source in sources)
 
 
 def _kept_by_session(expr: ast.expr, imported: dict[str, str]) -> bool:
     """`st.session_state.x` / `st.session_state["x"]`: an item of a session object (`chatbound.
-    histories.storage.SESSION_OBJECTS`: Streamlit, Flask, Chainlit), which lasts across turns."""
+    vocabulary.sessions.SESSION_OBJECTS`: Streamlit, Flask, Chainlit), which lasts across turns."""
     parts = []
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         parts.append(expr.attr if isinstance(expr, ast.Attribute) else "[]")
@@ -290,7 +361,12 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
         return None
     fixed = keyword_added(wrapper, lines, call, "session_settings", f"SessionSettings(limit={WINDOW_ITEMS})")
     return replace_span(
-        finding, module, wrapper, lines, fixed, ["from agents import SessionSettings"],
+        finding,
+        module,
+        wrapper,
+        lines,
+        fixed,
+        ["from agents import SessionSettings"],
         f"Give the session a limit of {WINDOW_ITEMS} items: it keeps every item, each run reads the last "
         f"{WINDOW_ITEMS} (the SDK drops tool outputs whose call fell out)",
         safe=True,
@@ -310,20 +386,30 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
         return None
     call, arg = found
     position = call.args.index(arg)
-    if (not isinstance(call.func, cst.Attribute) or call.func.attr.value not in AGENT_RUNS
-            or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")):
+    if (
+        not isinstance(call.func, cst.Attribute)
+        or call.func.attr.value not in AGENT_RUNS
+        or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")
+    ):
         return None
     if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
         return None  # bounded_view takes a list; the first input may be a string
     if not stores:
         return None
     fix = replace_span(
-        finding, module, wrapper, lines, f"bounded_view({sent}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+        finding,
+        module,
+        wrapper,
+        lines,
+        f"bounded_view({sent}, last_turns={WINDOW_TURNS})",
+        [BOUNDED_IMPORT],
         f"Send bounded_view({sent}, last_turns={WINDOW_TURNS}) and store the whole input with the run's new items "
         "(to_input_list() after the input that was sent), so the stored thread stays whole",
         safe=True,
     )
-    edits = [store_edit(module, wrapper, store, f"{sent} + {{r}}.to_input_list()[len({{r}}.input):]") for store in stores]
+    edits = [
+        store_edit(module, wrapper, store, f"{sent} + {{r}}.to_input_list()[len({{r}}.input):]") for store in stores
+    ]
     return fix and replace(fix, edits=(*fix.edits, *edits))
 
 
@@ -332,9 +418,16 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     function = innermost(wrapper, span, cst.FunctionDef)
     if function is None or not name.isidentifier():
         return False
-    values = [node.value for node in walk_down(function) if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
-              and module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target) == name]
+    values = [
+        node.value
+        for node in walk_down(function)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+        and module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target) == name
+    ]
     return bool(values) and all(
-        isinstance(v, cst.List) or isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)
-        and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List)) for v in values
+        isinstance(v, cst.List)
+        or isinstance(v, cst.BinaryOperation)
+        and isinstance(v.operator, cst.Add)
+        and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List))
+        for v in values
     )

@@ -29,10 +29,19 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ..edits import BOUNDED_IMPORT, HISTORY_STAYS, WINDOW_TURNS, arg_at, replace_span, store_edit, stores_of, text_at
-from ..findings import Finding, Fix
-from ..messages import callee_name
-from ..sinks import keyword
+from chatbound.findings import Finding, Fix
+from chatbound.fixes.edits import (
+    BOUNDED_IMPORT,
+    HISTORY_STAYS,
+    WINDOW_TURNS,
+    arg_at,
+    replace_span,
+    store_edit,
+    stores_of,
+    text_at,
+)
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.sinks import keyword
 
 REPLAYS = frozenset({"all_messages"})
 # A tool's `ctx.deps`: the run's dependencies, one object every tool of the agent is given
@@ -66,8 +75,14 @@ def _processes_history(call: cst.Call) -> bool:
     if keyword(call, "history_processors") is not None:
         return True
     capabilities = keyword(call, "capabilities")
-    return capabilities is not None and isinstance(capabilities.value, (cst.List, cst.Tuple)) and any(
-        isinstance(e.value, cst.Call) and callee_name(e.value) == "ProcessHistory" for e in capabilities.value.elements)
+    return (
+        capabilities is not None
+        and isinstance(capabilities.value, (cst.List, cst.Tuple))
+        and any(
+            isinstance(e.value, cst.Call) and callee_name(e.value) == "ProcessHistory"
+            for e in capabilities.value.elements
+        )
+    )
 
 
 def fix(finding: Finding, module: cst.Module, wrapper, lines):
@@ -81,17 +96,30 @@ def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | Non
     `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
     history = text_at(lines, finding.span)
     found = arg_at(wrapper, finding.span)
-    if (found is None or found[1].keyword is None or found[1].keyword.value != "message_history"
-            or str(finding.properties.get("expression", "")) != history):
+    if (
+        found is None
+        or found[1].keyword is None
+        or found[1].keyword.value != "message_history"
+        or str(finding.properties.get("expression", "")) != history
+    ):
         return None
     stores = stores_of(module, wrapper, " ".join(history.split()), "all_messages")
     if stores is None:
         return None
     fix = replace_span(
-        finding, module, wrapper, lines, f"bounded_view({history}, last_turns={WINDOW_TURNS})", [BOUNDED_IMPORT],
+        finding,
+        module,
+        wrapper,
+        lines,
+        f"bounded_view({history}, last_turns={WINDOW_TURNS})",
+        [BOUNDED_IMPORT],
         f"Send bounded_view({history}, last_turns={WINDOW_TURNS}) as the message history (the first request, with the "
-        "system prompt, stays)" + ("; store the run's new messages after it, not all_messages(), so the stored "
-                                   "history stays whole" if stores else "; the stored history is unchanged"),
+        "system prompt, stays)"
+        + (
+            "; store the run's new messages after it, not all_messages(), so the stored history stays whole"
+            if stores
+            else "; the stored history is unchanged"
+        ),
         safe=True,
     )
     edits = [store_edit(module, wrapper, store, f"[*{history}, *{{r}}.new_messages()]") for store in stores]

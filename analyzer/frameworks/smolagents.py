@@ -28,12 +28,14 @@ import re
 
 import libcst as cst
 
-from ..messages import callee_name
-from ..sinks import keyword, positional
-from .vocabulary import Kept
+from chatbound.frameworks.vocabulary import Kept
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.sinks import keyword, positional
 
-TRIGGERS = ((re.compile(rb"\bsmolagents\b"), re.compile(rb"\breset\s*=\s*False\b")),
-            (re.compile(rb"\bsmolagents\b"), re.compile(rb"\bGradioUI\s*\(")))
+TRIGGERS = (
+    (re.compile(rb"\bsmolagents\b"), re.compile(rb"\breset\s*=\s*False\b")),
+    (re.compile(rb"\bsmolagents\b"), re.compile(rb"\bGradioUI\s*\(")),
+)
 CALLS = frozenset({"GradioUI"})
 ADVICE = {
     "smolagents": "Bound what the agent keeps: prune its memory in a step callback (`step_callbacks=[keep_recent]`, "
@@ -57,11 +59,16 @@ def memories(facts) -> list[Kept]:
             continue
         if not facts.loops_of(call) and (facts.function_of(call) is None or facts.storage_of(call.func.value) is None):
             continue  # one run, or an agent built for this call: nothing carried into a next run
-        found.append(Kept(call, f"`{name}.run(..., reset=False)` keeps every step of every earlier run in "
-                          f"`{name}.memory` and each model call sends all of them, tool calls and observations "
-                          "included (smolagents 1.26)", ADVICE["smolagents"],
-                          {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework",
-                           "sink": f"{name}.run"}))
+        found.append(
+            Kept(
+                call,
+                f"`{name}.run(..., reset=False)` keeps every step of every earlier run in "
+                f"`{name}.memory` and each model call sends all of them, tool calls and observations "
+                "included (smolagents 1.26)",
+                ADVICE["smolagents"],
+                {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework", "sink": f"{name}.run"},
+            )
+        )
     return found + _gradio_uis(facts, agents)
 
 
@@ -72,25 +79,36 @@ def _gradio_uis(facts, agents: dict[str, cst.Call]) -> list[Kept]:
         if callee_name(call) != "GradioUI" or not any(q.startswith("smolagents") for q in facts.qualified(call.func)):
             continue
         reset, given = keyword(call, "reset_agent_memory"), keyword(call, "agent") or positional(call, 0)
-        if given is None or reset is not None and not (isinstance(reset.value, cst.Name) and reset.value.value == "False"):
+        if (
+            given is None
+            or reset is not None
+            and not (isinstance(reset.value, cst.Name) and reset.value.value == "False")
+        ):
             continue
         name = facts.code(given.value)
         built = agents.get(name)
         if built is not None and _bounded(facts, name, built):
             continue
-        found.append(Kept(call, f"`GradioUI({name})` runs `{name}` with `reset=False` on every chat message "
-                          "(`reset_agent_memory` defaults to False, smolagents 1.26): its memory keeps every step of "
-                          "every earlier message and each model call sends all of them, tool calls and observations "
-                          "included", ADVICE["smolagents"],
-                          {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework",
-                           "sink": f"{name}.run"}))
+        found.append(
+            Kept(
+                call,
+                f"`GradioUI({name})` runs `{name}` with `reset=False` on every chat message "
+                "(`reset_agent_memory` defaults to False, smolagents 1.26): its memory keeps every step of "
+                "every earlier message and each model call sends all of them, tool calls and observations "
+                "included",
+                ADVICE["smolagents"],
+                {"history": f"{name}.memory", "framework": "smolagents", "storage": "framework", "sink": f"{name}.run"},
+            )
+        )
     return found
 
 
 def _bounded(facts, name: str, built: cst.Call) -> bool:
     """A step callback that may prune the memory (not an empty list), or the module prunes it."""
     callbacks = keyword(built, "step_callbacks")
-    empty = callbacks is not None and isinstance(callbacks.value, (cst.List, cst.Tuple)) and not callbacks.value.elements
+    empty = (
+        callbacks is not None and isinstance(callbacks.value, (cst.List, cst.Tuple)) and not callbacks.value.elements
+    )
     return callbacks is not None and not empty or _prunes(facts, name)
 
 
@@ -104,8 +122,9 @@ def _agents(facts) -> dict[str, cst.Call]:
     found = {}
     for node in facts.nodes.assigns:
         value = node.value if isinstance(node, (cst.Assign, cst.AnnAssign)) else None
-        if isinstance(value, cst.Call) and any(q.startswith("smolagents") and q.endswith("Agent")
-                                               for q in facts.qualified(value.func)):
+        if isinstance(value, cst.Call) and any(
+            q.startswith("smolagents") and q.endswith("Agent") for q in facts.qualified(value.func)
+        ):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             found.update((facts.code(target), value) for target in targets)
     return found
@@ -114,12 +133,17 @@ def _agents(facts) -> dict[str, cst.Call]:
 def _prunes(facts, name: str) -> bool:
     """The module prunes `name.memory` itself: the steps reassigned or deleted, or a reset."""
     steps = f"{name}.memory.steps"
-    if any(callee_name(c) == "reset" and facts.code(c.func).startswith(f"{name}.memory") for c in facts.nodes.calls
-           if isinstance(c.func, cst.Attribute)):
+    if any(
+        callee_name(c) == "reset" and facts.code(c.func).startswith(f"{name}.memory")
+        for c in facts.nodes.calls
+        if isinstance(c.func, cst.Attribute)
+    ):
         return True
     targets = [t.target for n in facts.nodes.assigns if isinstance(n, cst.Assign) for t in n.targets]
     for deleted in facts.nodes.dels:
-        targets += [e.value for e in deleted.target.elements] if isinstance(deleted.target, cst.Tuple) else [deleted.target]
+        targets += (
+            [e.value for e in deleted.target.elements] if isinstance(deleted.target, cst.Tuple) else [deleted.target]
+        )
     return any(facts.code(t).startswith(steps) for t in targets)
 
 

@@ -19,16 +19,16 @@ import re
 
 import libcst as cst
 
-from ..messages import callee_name
-from ..sinks import Sink, keyword, positional
-from .vocabulary import Handoff
+from chatbound.frameworks.vocabulary import Handoff
+from chatbound.syntax.messages import callee_name
+from chatbound.vocabulary.sinks import Sink, keyword, positional
 
 TRIGGERS = ((re.compile(rb"\bswarm\b"), re.compile(rb"\.\s*run\s*\(")),)  # both: a Swarm run
 HANDOFF_TRIGGERS = (re.compile(rb"\bfunctions\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"Agent"})
 HANDOFF_ADVICE = (
     "Swarm hands the new agent the whole history. Keep the specialist's run apart: inside the function call "
-    "`client.run(specialist, [{\"role\": \"user\", \"content\": brief}])` with a brief of the task, and return its "
+    '`client.run(specialist, [{"role": "user", "content": brief}])` with a brief of the task, and return its '
     "answer as text (or a `Result(value=...)`), so the specialist pays for the brief, not the transcript."
 )
 
@@ -53,11 +53,21 @@ def handoffs(facts) -> list[Handoff]:
     """Agent functions that return another agent (the module's `Agent(...)` or a name bound to one)."""
     if not _imports_swarm(facts):
         return []
-    agents = {facts.code(target.target) for node in facts.nodes.assigns if isinstance(node, cst.Assign)
-              and _is_agent(facts, node.value) for target in node.targets}
-    listed = {element.value.value for call in facts.nodes.calls if callee_name(call) == "Agent" and _is_agent(facts, call)
-              for arg in [keyword(call, "functions")] if arg is not None and isinstance(arg.value, cst.List)
-              for element in arg.value.elements if isinstance(element.value, cst.Name)}
+    agents = {
+        facts.code(target.target)
+        for node in facts.nodes.assigns
+        if isinstance(node, cst.Assign) and _is_agent(facts, node.value)
+        for target in node.targets
+    }
+    listed = {
+        element.value.value
+        for call in facts.nodes.calls
+        if callee_name(call) == "Agent" and _is_agent(facts, call)
+        for arg in [keyword(call, "functions")]
+        if arg is not None and isinstance(arg.value, cst.List)
+        for element in arg.value.elements
+        if isinstance(element.value, cst.Name)
+    }
     found = []
     for node in facts.nodes.returns:
         function = facts.function_of(node)
@@ -65,12 +75,21 @@ def handoffs(facts) -> list[Handoff]:
         if function is None or function.name.value not in listed or value is None:
             continue
         if facts.code(value) in agents or _is_agent(facts, value):
-            found.append(Handoff(value, f"`{function.name.value}` returns the agent `{facts.code(value)}`: Swarm makes it "
-                                 "the active agent and sends it the whole conversation (swarm core.py `run`), so it "
-                                 "pays for every earlier turn again.", HANDOFF_ADVICE))
+            found.append(
+                Handoff(
+                    value,
+                    f"`{function.name.value}` returns the agent `{facts.code(value)}`: Swarm makes it "
+                    "the active agent and sends it the whole conversation (swarm core.py `run`), so it "
+                    "pays for every earlier turn again.",
+                    HANDOFF_ADVICE,
+                )
+            )
     return found
 
 
 def _is_agent(facts, value: cst.CSTNode) -> bool:
-    return isinstance(value, cst.Call) and callee_name(value) == "Agent" and any(
-        q.startswith("swarm") for q in facts.qualified(value.func))
+    return (
+        isinstance(value, cst.Call)
+        and callee_name(value) == "Agent"
+        and any(q.startswith("swarm") for q in facts.qualified(value.func))
+    )

@@ -37,8 +37,9 @@ def _memo(facts, distribution: str, floor: bool) -> tuple[str, str] | None:
     context = facts.rule.context
     memo = facts.framework_data.setdefault(__name__, {})
     if (distribution, floor) not in memo:
-        memo[distribution, floor] = (pinned_in(context.directory, distribution, context.data_files, floor)
-                                     if context.directory else None)
+        memo[distribution, floor] = (
+            pinned_in(context.directory, distribution, context.data_files, floor) if context.directory else None
+        )
     return memo[distribution, floor]
 
 
@@ -79,8 +80,10 @@ def _version_in(path: str, wanted: str, floor: bool) -> str | None:
         return next((v for name, v in LOCKED.findall(text) if _normal(name) == wanted), None)
     name = r"[\"']?" + re.escape(wanted).replace(r"\-", "[-_.]") + r"(?:\[[^\]]*\])?[\"']?"
     ranges, poetry = ("==|~=|>=", r"==|\^|~|>=") if floor else ("==|~=", r"==|\^|~")
-    for pattern in (rf"(?:^|[\s\[,])[\"']?{name}\s*(?:{ranges})\s*{VERSION}",  # requirement, PEP 621 string
-                    rf"^\s*{name}\s*=\s*[\"'](?:{poetry})?\s*{VERSION}[\"'{',' if floor else ''}]"):  # Poetry
+    for pattern in (
+        rf"(?:^|[\s\[,])[\"']?{name}\s*(?:{ranges})\s*{VERSION}",  # requirement, PEP 621 string
+        rf"^\s*{name}\s*=\s*[\"'](?:{poetry})?\s*{VERSION}[\"'{',' if floor else ''}]",
+    ):  # Poetry
         found = re.search(pattern, text, re.M | re.I)
         if found is not None:
             return found.group(1)

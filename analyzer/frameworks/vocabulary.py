@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..project.model import Links
+from chatbound.vocabulary.summaries import Links
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,6 @@ class Handoff:
 
 
 def links(facts) -> Links:
-    """What the project pass says about the module's names (`chatbound.project.users`)."""
+    """What the project pass says about the module's names (`chatbound.analysis.project.users`)."""
     linked = facts.linked
     return linked.links if linked is not None else Links()

@@ -95,21 +95,31 @@ def load(path: Path) -> Judged:
     data = tomllib.loads(path.read_text())
     findings = [
         Finding(
-            project=f["project"], rule=f["rule"], path=f["path"], line=f["line"], fingerprint=f["fingerprint"],
-            end_line=f.get("end_line", 0), message=f.get("message", ""), verdict=f.get("verdict", ""),
-            reason=f.get("reason", ""), cell=f.get("cell", 0),
+            project=f["project"],
+            rule=f["rule"],
+            path=f["path"],
+            line=f["line"],
+            fingerprint=f["fingerprint"],
+            end_line=f.get("end_line", 0),
+            message=f.get("message", ""),
+            verdict=f.get("verdict", ""),
+            reason=f.get("reason", ""),
+            cell=f.get("cell", 0),
         )
         for f in data.get("finding", [])
     ]
     bad = [f for f in findings if f.verdict not in ("", *VERDICTS)]
     if bad:
         raise ValueError(f"{path}: verdict must be right, wrong or empty: {bad[0].key}")
-    misses = [Miss(m["project"], m["rule"], m["path"], m["line"], m["reason"], m.get("cell", 0)) for m in data.get("miss", [])]
+    misses = [
+        Miss(m["project"], m["rule"], m["path"], m["line"], m["reason"], m.get("cell", 0)) for m in data.get("miss", [])
+    ]
     return Judged(findings, misses, dict(data.get("run", {})))
 
 
-def compare(judged: Judged, current: list[Finding], projects_run: set[str],
-            unchecked: frozenset[tuple[str, str]] = frozenset()) -> Comparison:
+def compare(
+    judged: Judged, current: list[Finding], projects_run: set[str], unchecked: frozenset[tuple[str, str]] = frozenset()
+) -> Comparison:
     """Score `current` (the findings of the projects in `projects_run`) against `judged`.
 
     Projects that did not run (no snapshot, a crash) and files chatbound reported it could not
@@ -147,8 +157,13 @@ def compare(judged: Judged, current: list[Finding], projects_run: set[str],
     )
 
 
-def record(judged: Judged, current: list[Finding], projects_run: set[str], run: dict[str, str],
-           unchecked: frozenset[tuple[str, str]] = frozenset()) -> Judged:
+def record(
+    judged: Judged,
+    current: list[Finding],
+    projects_run: set[str],
+    run: dict[str, str],
+    unchecked: frozenset[tuple[str, str]] = frozenset(),
+) -> Judged:
     """The new judged file: the current findings, keeping the verdict and reason of each one
     still reported; findings of projects that did not run, or of files chatbound could not
     check, stay as they were."""
@@ -170,17 +185,29 @@ def dumps(judged: Judged) -> str:
     ]
     for f in judged.findings:
         lines += [
-            "", "[[finding]]",
-            f"project = {json.dumps(f.project)}", f"rule = {json.dumps(f.rule)}",
-            f"path = {json.dumps(f.path)}", *_cell(f.cell), f"line = {f.line}", f"end_line = {f.end_line}",
-            f"fingerprint = {json.dumps(f.fingerprint)}", f"message = {json.dumps(f.message)}",
-            f"verdict = {json.dumps(f.verdict)}", f"reason = {json.dumps(f.reason)}",
+            "",
+            "[[finding]]",
+            f"project = {json.dumps(f.project)}",
+            f"rule = {json.dumps(f.rule)}",
+            f"path = {json.dumps(f.path)}",
+            *_cell(f.cell),
+            f"line = {f.line}",
+            f"end_line = {f.end_line}",
+            f"fingerprint = {json.dumps(f.fingerprint)}",
+            f"message = {json.dumps(f.message)}",
+            f"verdict = {json.dumps(f.verdict)}",
+            f"reason = {json.dumps(f.reason)}",
         ]
     for m in sorted(judged.misses, key=lambda m: (m.project, m.path, m.cell, m.line, m.rule)):
         lines += [
-            "", "[[miss]]",
-            f"project = {json.dumps(m.project)}", f"rule = {json.dumps(m.rule)}",
-            f"path = {json.dumps(m.path)}", *_cell(m.cell), f"line = {m.line}", f"reason = {json.dumps(m.reason)}",
+            "",
+            "[[miss]]",
+            f"project = {json.dumps(m.project)}",
+            f"rule = {json.dumps(m.rule)}",
+            f"path = {json.dumps(m.path)}",
+            *_cell(m.cell),
+            f"line = {m.line}",
+            f"reason = {json.dumps(m.reason)}",
         ]
     return "\n".join(lines) + "\n"
 

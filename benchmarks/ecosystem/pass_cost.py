@@ -34,8 +34,24 @@ def checked(root: Path, *options: str) -> tuple[float, int]:
     """(CPU seconds, findings) of one cold check of `root` (a file it cannot check exits 2 and
     still reports the others)."""
     before = children_cpu()
-    done = subprocess.run([sys.executable, "-m", "chatbound", "check", "--output-format", "json", "--no-cache",
-                           "--exit-zero", "-q", *options, "."], cwd=root, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chatbound",
+            "check",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--exit-zero",
+            "-q",
+            *options,
+            ".",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     findings = json.loads(done.stdout)["findings"]
     return children_cpu() - before, sum(1 for f in findings if not f.get("suppressed"))
 
@@ -56,7 +72,9 @@ def main() -> None:
         totals = [totals[0] + off, totals[1] + on, totals[2] + found_off, totals[3] + found_on]
         print(f"{project.name:<48} {off:7.1f} {on:7.1f} {on / off:6.2f} {found_off:9d} {found_on:4d}")
     if totals[0]:
-        print(f"{'total':<48} {totals[0]:7.1f} {totals[1]:7.1f} {totals[1] / totals[0]:6.2f} {totals[2]:9d} {totals[3]:4d}")
+        print(
+            f"{'total':<48} {totals[0]:7.1f} {totals[1]:7.1f} {totals[1] / totals[0]:6.2f} {totals[2]:9d} {totals[3]:4d}"
+        )
 
 
 if __name__ == "__main__":

@@ -97,8 +97,9 @@ def lay_out(project: Project, mirror: Path, work: Path) -> Path | str:
             mode, kind, sha = meta.split()
             if kind == b"blob" and mode in (b"100644", b"100755"):
                 blobs.append((sha, path.decode(errors="surrogateescape")))
-    batch = subprocess.run([*git, "cat-file", "--batch"], input=b"".join(sha + b"\n" for sha, _ in blobs),
-                           capture_output=True, check=True).stdout
+    batch = subprocess.run(
+        [*git, "cat-file", "--batch"], input=b"".join(sha + b"\n" for sha, _ in blobs), capture_output=True, check=True
+    ).stdout
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     at = 0
@@ -110,7 +111,7 @@ def lay_out(project: Project, mirror: Path, work: Path) -> Path | str:
             continue
         size = int(header[2])
         (target / path).parent.mkdir(parents=True, exist_ok=True)
-        (target / path).write_bytes(batch[at:at + size])
+        (target / path).write_bytes(batch[at : at + size])
         at += size + 1
     marker.write_text(project.commit + "\n")
     return target
@@ -134,8 +135,13 @@ def check(project: Project, tree: Path, chatbound: str, timeout: float) -> Outco
     errors += [line for line in stderr if not any(line.endswith(e) for e in errors)]
     findings = [
         Finding(
-            project=project.name, rule=f["rule_id"], path=f["path"].removeprefix("./"), line=f["line"],
-            fingerprint=f["fingerprint"], end_line=f.get("end_line") or f["line"], message=f["message"],
+            project=project.name,
+            rule=f["rule_id"],
+            path=f["path"].removeprefix("./"),
+            line=f["line"],
+            fingerprint=f["fingerprint"],
+            end_line=f.get("end_line") or f["line"],
+            message=f["message"],
             cell=f.get("cell") or 0,
         )
         for f in report["findings"]
@@ -160,18 +166,24 @@ def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: 
         lines.append(
             f"{rule:28} {s.right:5} {s.wrong:5} {s.unknown:7} {s.misses:6} {percent(s.precision):>9} {percent(s.recall):>6}"
         )
-    total = judged_file.RuleScore(*(sum(getattr(s, a) for s in comparison.scores.values())
-                                    for a in ("right", "wrong", "unknown", "misses")))
+    total = judged_file.RuleScore(
+        *(sum(getattr(s, a) for s in comparison.scores.values()) for a in ("right", "wrong", "unknown", "misses"))
+    )
     lines.append(
         f"{'all rules':28} {total.right:5} {total.wrong:5} {total.unknown:7} {total.misses:6} "
         f"{percent(total.precision):>9} {percent(total.recall):>6}"
     )
     sections = [
         ("appeared since the recorded run", [f"{where(f)}: {f.message}" for f in comparison.appeared]),
-        ("vanished since the recorded run", [f"{where(f)} [{f.verdict or 'unjudged'}] {f.reason}" for f in comparison.vanished]),
+        (
+            "vanished since the recorded run",
+            [f"{where(f)} [{f.verdict or 'unjudged'}] {f.reason}" for f in comparison.vanished],
+        ),
         ("unjudged (unknown)", [f"{where(f)}: {f.message}" for f in comparison.unjudged]),
-        ("known misses now caught (judge the finding, then drop the miss)",
-         [f"{where(f)} covers the miss at line {m.line}: {m.reason}" for m, f in comparison.caught]),
+        (
+            "known misses now caught (judge the finding, then drop the miss)",
+            [f"{where(f)} covers the miss at line {m.line}: {m.reason}" for m, f in comparison.caught],
+        ),
     ]
     for title, items in sections:
         lines += ["", f"{title}: {len(items)}", *(f"  {item}" for item in items)]
@@ -179,8 +191,10 @@ def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: 
     for o in outcomes:
         state = f"{o.seconds:8.1f}" if o.ran else "  not run"
         lines.append(f"{o.project.name:50} {o.files:6} {len(o.findings):8} {state}")
-    lines.append(f"{'total':50} {sum(o.files for o in outcomes):6} "
-                 f"{sum(len(o.findings) for o in outcomes):8} {sum(o.seconds for o in outcomes):8.1f}")
+    lines.append(
+        f"{'total':50} {sum(o.files for o in outcomes):6} "
+        f"{sum(len(o.findings) for o in outcomes):8} {sum(o.seconds for o in outcomes):8.1f}"
+    )
     errors = [(o.project.name, e) for o in outcomes for e in o.errors]
     lines += ["", f"error lines: {len(errors)}", *(f"  {name}: {e}" for name, e in errors)]
     return "\n".join(lines)
@@ -222,12 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/work/eco"), help="where projects are laid out")
     parser.add_argument("--projects", type=Path, default=HERE / "projects.toml")
     parser.add_argument("--judged", type=Path, default=HERE / "judged.toml")
-    parser.add_argument("--chatbound", default=str(Path(sys.executable).with_name("chatbound")),
-                        help="the chatbound executable to run (install the commit under test first)")
-    parser.add_argument("--source", type=Path, default=HERE.parent.parent,
-                        help="the chatbound checkout that executable was installed from (for the commit)")
-    parser.add_argument("--install", action="store_true",
-                        help="first install the chatbound of --source's HEAD into this environment")
+    parser.add_argument(
+        "--chatbound",
+        default=str(Path(sys.executable).with_name("chatbound")),
+        help="the chatbound executable to run (install the commit under test first)",
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=HERE.parent.parent,
+        help="the chatbound checkout that executable was installed from (for the commit)",
+    )
+    parser.add_argument(
+        "--install", action="store_true", help="first install the chatbound of --source's HEAD into this environment"
+    )
     parser.add_argument("--only", action="append", default=[], help="check only this project (repeatable)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per project")
     parser.add_argument("--record", action="store_true", help="write the current findings into the judged file")

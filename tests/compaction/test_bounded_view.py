@@ -38,8 +38,17 @@ def result(call_id, text):
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-HISTORY = [SYSTEM, user("u1"), assistant("a1"), user("u2"), call("c1"), result("c1", "t1"), assistant("a2"),
-           user("u3"), assistant("a3")]
+HISTORY = [
+    SYSTEM,
+    user("u1"),
+    assistant("a1"),
+    user("u2"),
+    call("c1"),
+    result("c1", "t1"),
+    assistant("a2"),
+    user("u3"),
+    assistant("a3"),
+]
 
 
 def test_last_turns_keeps_the_system_message_and_whole_turns():
@@ -80,8 +89,13 @@ def test_a_leading_orphan_tool_result_is_dropped():
 
 @pytest.mark.parametrize(
     "arguments, name",
-    [({"last_turns": 0}, "last_turns"), ({"last_events": -2}, "last_events"), ({"max_tokens": 0}, "max_tokens"),
-     ({"last_turns": True}, "last_turns"), ({}, "last_turns")],
+    [
+        ({"last_turns": 0}, "last_turns"),
+        ({"last_events": -2}, "last_events"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"last_turns": True}, "last_turns"),
+        ({}, "last_turns"),
+    ],
 )
 def test_invalid_arguments_are_named(arguments, name):
     with pytest.raises(ValueError, match=name):
@@ -95,8 +109,13 @@ def test_an_unknown_role_is_rejected():
 
 ANTHROPIC = [
     user("u1"),
-    {"role": "assistant", "content": [{"type": "text", "text": "checking"},
-                                      {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"q": 1}}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "checking"},
+            {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"q": 1}},
+        ],
+    },
     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "42"}]},
     assistant("a1"),
     user("u2"),
@@ -140,10 +159,13 @@ def test_anthropic_round_trip_groups_results_into_one_user_message():
     ]
     system, messages = to_anthropic([Message("system", "sys"), *two])
     assert system == "sys"
-    assert messages[1] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "a", "content": "ra"},
-        {"type": "tool_result", "tool_use_id": "b", "content": "rb"},
-    ]}
+    assert messages[1] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "ra"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "rb"},
+        ],
+    }
     assert from_anthropic(messages, system=system) == [Message("system", "sys"), *two]
 
 

@@ -102,7 +102,9 @@ def test_two_compactions_from_one_version_one_wins_the_other_gets_version_confli
     before = service.store.log(sid)
     if kind == "threads":
         barrier, results = threading.Barrier(2), queue.Queue()
-        workers = [threading.Thread(target=race_to_compact, args=(service.store, sid, barrier, results)) for _ in range(2)]
+        workers = [
+            threading.Thread(target=race_to_compact, args=(service.store, sid, barrier, results)) for _ in range(2)
+        ]
     else:
         barrier, results = SPAWN.Barrier(2), SPAWN.Queue()
         workers = [SPAWN.Process(target=race_to_compact, args=(target, sid, barrier, results)) for _ in range(2)]

@@ -34,7 +34,18 @@ def _run(*command, cwd=None):
 def engine_wheel(tmp_path_factory):
     source, out = tmp_path_factory.mktemp("source") / "engine", tmp_path_factory.mktemp("wheel")
     shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(source))
+    _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        str(out),
+        str(source),
+    )
     (wheel,) = out.glob("chatbound_compaction-*.whl")
     return wheel
 
@@ -50,7 +61,9 @@ def test_the_engine_wheel_installs_alone_into_an_empty_virtualenv(engine_wheel, 
     assert _run(python, "-c", FIXED_CODE, cwd=tmp_path).split() == ["7", "system", "a29"]
     assert [p.name for p in env.glob("lib/python*/site-packages/chatbound/*")] == ["compaction"]
     # the PostgreSQL store is an extra: asking for it without psycopg says what to install
-    missing = subprocess.run([python, "-c", "from chatbound.compaction import PostgresEventStore"], capture_output=True, text=True)
+    missing = subprocess.run(
+        [python, "-c", "from chatbound.compaction import PostgresEventStore"], capture_output=True, text=True
+    )
     assert "pip install 'chatbound-compaction[postgres]'" in missing.stderr.splitlines()[-1]
 
 

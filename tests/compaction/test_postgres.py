@@ -108,7 +108,9 @@ def test_connections_killed_at_random_leave_every_batch_whole_or_absent(postgres
 
     def kill():
         while not done.is_set():
-            sql(postgres_uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'")
+            sql(
+                postgres_uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'"
+            )
             done.wait(random.uniform(0.0, 0.01))
 
     with PostgresEventStore(victim, schema=schema) as store:

@@ -162,7 +162,7 @@ def test_bounded_view_keeps_every_guarantee(history, turns_, events_, tokens_):
         assert view[0] is systems[-1]
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     if users:
-        assert all(any(m is k for k in view) for m in messages[users[-1]:] if m["role"] != "system")
+        assert all(any(m is k for k in view) for m in messages[users[-1] :] if m["role"] != "system")
     called = set()
     for m in view:
         if m["role"] == "tool":

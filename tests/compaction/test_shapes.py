@@ -17,7 +17,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pytest
 
@@ -51,12 +50,16 @@ class Bedrock:
         return {"role": "assistant", "content": [{"text": text}]}
 
     def call(call_id):
-        return {"role": "assistant", "content": [
-            {"text": "checking"}, {"toolUse": {"toolUseId": call_id, "name": "lookup", "input": {"q": 1}}}]}
+        return {
+            "role": "assistant",
+            "content": [{"text": "checking"}, {"toolUse": {"toolUseId": call_id, "name": "lookup", "input": {"q": 1}}}],
+        }
 
     def result(call_id):
-        return {"role": "user", "content": [
-            {"toolResult": {"toolUseId": call_id, "content": [{"json": {"v": 42}}], "status": "success"}}]}
+        return {
+            "role": "user",
+            "content": [{"toolResult": {"toolUseId": call_id, "content": [{"json": {"v": 42}}], "status": "success"}}],
+        }
 
 
 class CohereV1:
@@ -75,8 +78,10 @@ class CohereV1:
         return {"role": "CHATBOT", "message": "", "tool_calls": [{"name": call_id, "parameters": {"q": 1}}]}
 
     def result(call_id):
-        return {"role": "TOOL", "tool_results": [
-            {"call": {"name": call_id, "parameters": {"q": 1}}, "outputs": [{"v": 42}]}]}
+        return {
+            "role": "TOOL",
+            "tool_results": [{"call": {"name": call_id, "parameters": {"q": 1}}, "outputs": [{"v": 42}]}],
+        }
 
 
 class GenaiDicts:
@@ -117,7 +122,6 @@ class GenaiContent:
         return obj(role="user", parts=[_part(function_response=obj(id=call_id, name="lookup", response={"v": 42}))])
 
 
-
 class Repeated(Sequence):
     """A proto-plus repeated field (``RepeatedComposite``): a sequence, not a list."""
 
@@ -135,7 +139,9 @@ UNSET = obj(name="", args=None, response=None)  # proto-plus answers an unset me
 
 
 def _proto(role, text="", function_call=UNSET, function_response=UNSET):
-    return obj(role=role, parts=Repeated(obj(text=text, function_call=function_call, function_response=function_response)))
+    return obj(
+        role=role, parts=Repeated(obj(text=text, function_call=function_call, function_response=function_response))
+    )
 
 
 class GenerativeAIProtos:
@@ -169,8 +175,12 @@ class LangChain:
         return obj(type="ai", content=text, tool_calls=[], name=None)
 
     def call(call_id):
-        return obj(type="AIMessageChunk", content="", tool_calls=[{"name": "lookup", "args": {"q": 1}, "id": call_id}],
-                   name=None)
+        return obj(
+            type="AIMessageChunk",
+            content="",
+            tool_calls=[{"name": "lookup", "args": {"q": 1}, "id": call_id}],
+            name=None,
+        )
 
     def result(call_id):
         return obj(type="tool", content="42", tool_call_id=call_id, name=None)
@@ -197,7 +207,9 @@ class LlamaIndex:
 
     def call(call_id):
         function = obj(name="lookup", arguments='{"q": 1}')
-        return obj(role=Role.ASSISTANT, content=None, additional_kwargs={"tool_calls": [obj(id=call_id, function=function)]})
+        return obj(
+            role=Role.ASSISTANT, content=None, additional_kwargs={"tool_calls": [obj(id=call_id, function=function)]}
+        )
 
     def result(call_id):
         return obj(role=Role.TOOL, content="42", additional_kwargs={"tool_call_id": call_id})
@@ -217,8 +229,12 @@ class OpenAIReplies:
 
     def call(call_id):
         function = obj(name="lookup", arguments='{"q": 1}')
-        return obj(role="assistant", content=None, tool_calls=[obj(id=call_id, type="function", function=function)],
-                   function_call=None)
+        return obj(
+            role="assistant",
+            content=None,
+            tool_calls=[obj(id=call_id, type="function", function=function)],
+            function_call=None,
+        )
 
     def result(call_id):
         return {"role": "tool", "tool_call_id": call_id, "content": "42"}
@@ -244,12 +260,15 @@ class AutoGen:
         return obj(type="AssistantMessage", content=text, source="bot", thought=None)
 
     def call(call_id):
-        return obj(type="AssistantMessage", content=[FunctionCall(call_id, '{"q": 1}', "lookup")], source="bot",
-                   thought=None)
+        return obj(
+            type="AssistantMessage", content=[FunctionCall(call_id, '{"q": 1}', "lookup")], source="bot", thought=None
+        )
 
     def result(call_id):
-        return obj(type="FunctionExecutionResultMessage",
-                   content=[obj(content="42", name="lookup", call_id=call_id, is_error=False)])
+        return obj(
+            type="FunctionExecutionResultMessage",
+            content=[obj(content="42", name="lookup", call_id=call_id, is_error=False)],
+        )
 
 
 class AnthropicBlocks:
@@ -264,8 +283,13 @@ class AnthropicBlocks:
         return {"role": "assistant", "content": [obj(type="text", text=text)]}
 
     def call(call_id):
-        return {"role": "assistant", "content": [obj(type="text", text="checking"),
-                                                 obj(type="tool_use", id=call_id, name="lookup", input={"q": 1})]}
+        return {
+            "role": "assistant",
+            "content": [
+                obj(type="text", text="checking"),
+                obj(type="tool_use", id=call_id, name="lookup", input={"q": 1}),
+            ],
+        }
 
     def result(call_id):
         return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": "42"}]}
@@ -303,7 +327,11 @@ class Ollama:
         return {"role": "assistant", "content": text}
 
     def call(call_id):
-        return {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": call_id, "arguments": {"q": 1}}}]}
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": call_id, "arguments": {"q": 1}}}],
+        }
 
     def result(call_id):
         return {"role": "tool", "content": "42", "tool_name": call_id}
@@ -322,21 +350,49 @@ class PydanticAI:
         return obj(kind="response", parts=[obj(part_kind="text", content=text)])
 
     def call(call_id):
-        return obj(kind="response", parts=[obj(part_kind="text", content="checking"),
-                                           obj(part_kind="tool-call", tool_name="lookup", args={"q": 1}, tool_call_id=call_id)])
+        return obj(
+            kind="response",
+            parts=[
+                obj(part_kind="text", content="checking"),
+                obj(part_kind="tool-call", tool_name="lookup", args={"q": 1}, tool_call_id=call_id),
+            ],
+        )
 
     def result(call_id):
-        return obj(kind="request", parts=[obj(part_kind="tool-return", tool_name="lookup", content="42", tool_call_id=call_id)])
+        return obj(
+            kind="request", parts=[obj(part_kind="tool-return", tool_name="lookup", content="42", tool_call_id=call_id)]
+        )
 
 
-SHAPES = [Bedrock, CohereV1, GenaiDicts, GenaiContent, GenerativeAIProtos, LangChain, LlamaIndex, OpenAIReplies, AutoGen, AnthropicBlocks,
-          Responses, Ollama, PydanticAI]
+SHAPES = [
+    Bedrock,
+    CohereV1,
+    GenaiDicts,
+    GenaiContent,
+    GenerativeAIProtos,
+    LangChain,
+    LlamaIndex,
+    OpenAIReplies,
+    AutoGen,
+    AnthropicBlocks,
+    Responses,
+    Ollama,
+    PydanticAI,
+]
 
 
 def session(shape):
     head = [shape.system("sys")] if shape.system else []
-    return head + [shape.user("u1"), shape.assistant("a1"), shape.user("u2"), shape.call("c1"), shape.result("c1"),
-                   shape.assistant("a2"), shape.user("u3"), shape.assistant("a3")]
+    return head + [
+        shape.user("u1"),
+        shape.assistant("a1"),
+        shape.user("u2"),
+        shape.call("c1"),
+        shape.result("c1"),
+        shape.assistant("a2"),
+        shape.user("u3"),
+        shape.assistant("a3"),
+    ]
 
 
 def same(view, expected):
@@ -385,19 +441,25 @@ def test_bedrock_token_budget_counts_the_tool_blocks():
 def test_unset_proto_fields_are_no_calls():
     # google.generativeai's protos answer an unset field with an empty message, not None
     empty = obj(name="", id="", args=None, response=None)
-    history = [obj(role=role, parts=[_part(text=text, function_call=empty, function_response=empty)])
-               for role, text in (("user", "u1"), ("model", "a1"), ("user", "u2"), ("model", "a2"))]
+    history = [
+        obj(role=role, parts=[_part(text=text, function_call=empty, function_response=empty)])
+        for role, text in (("user", "u1"), ("model", "a1"), ("user", "u2"), ("model", "a2"))
+    ]
     same(bounded_view(history, last_turns=1), history[2:])
 
 
 def _request(*parts):
-    return {"kind": "request", "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part))
-                                         for part in parts]}
+    return {
+        "kind": "request",
+        "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part)) for part in parts],
+    }
 
 
 def _response(*parts):
-    return {"kind": "response", "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part))
-                                          for part in parts]}
+    return {
+        "kind": "response",
+        "parts": [dict(zip(("part_kind", "content", "tool_name", "tool_call_id"), part)) for part in parts],
+    }
 
 
 def test_pydantic_ai_first_request_holds_the_system_prompt_and_stays():
@@ -406,13 +468,20 @@ def test_pydantic_ai_first_request_holds_the_system_prompt_and_stays():
     # before the first turn start stays). A retry without a tool is
     # feedback inside the run of u2, no turn of its own; built-in tool parts answer themselves.
     history = [
-        _request(("system-prompt", "sys"), ("user-prompt", "u1")), _response(("text", "a1")),
-        _request(("user-prompt", "u2")), _response(("text", "not json")),
-        _request(("retry-prompt", "give json")), _response(("builtin-tool-call", None, "web_search", "b1"),
-                                                           ("builtin-tool-return", "hits", "web_search", "b1"),
-                                                           ("tool-call", None, "lookup", "c1")),
-        _request(("tool-return", "42", "lookup", "c1")), _response(("text", "a2")),
-        _request(("user-prompt", "u3")), _response(("text", "a3")),
+        _request(("system-prompt", "sys"), ("user-prompt", "u1")),
+        _response(("text", "a1")),
+        _request(("user-prompt", "u2")),
+        _response(("text", "not json")),
+        _request(("retry-prompt", "give json")),
+        _response(
+            ("builtin-tool-call", None, "web_search", "b1"),
+            ("builtin-tool-return", "hits", "web_search", "b1"),
+            ("tool-call", None, "lookup", "c1"),
+        ),
+        _request(("tool-return", "42", "lookup", "c1")),
+        _response(("text", "a2")),
+        _request(("user-prompt", "u3")),
+        _response(("text", "a3")),
     ]
     same(bounded_view(history, last_turns=1), [history[0], history[1], *history[-2:]])
     same(bounded_view(history, last_turns=2), history)
@@ -445,8 +514,14 @@ def test_langchain_tuples_keep_whole_turns():
     same(bounded_view(history, last_turns=1), [history[0], *history[3:]])
 
 
-TEXT = ["System: narrate", "Player: I open the door", "Narrator: It creaks.", "AI: more?", "I look around",
-        "assistant: a dark hall"]
+TEXT = [
+    "System: narrate",
+    "Player: I open the door",
+    "Narrator: It creaks.",
+    "AI: more?",
+    "I look around",
+    "assistant: a dark hall",
+]
 
 
 def test_text_a_user_line_starts_a_turn_and_assistant_lines_follow_it():
@@ -487,27 +562,45 @@ def test_unknown_shapes_raise_a_clear_error(history, says):
 
 def test_real_langchain_messages_when_installed():
     messages = pytest.importorskip("langchain_core.messages")
-    history = [messages.SystemMessage("sys"), messages.HumanMessage("u1"),
-               messages.AIMessage("", tool_calls=[{"id": "c1", "name": "lookup", "args": {}}]),
-               messages.ToolMessage("42", tool_call_id="c1"), messages.AIMessage("a1"), messages.HumanMessage("u2"),
-               messages.AIMessage("a2")]
+    history = [
+        messages.SystemMessage("sys"),
+        messages.HumanMessage("u1"),
+        messages.AIMessage("", tool_calls=[{"id": "c1", "name": "lookup", "args": {}}]),
+        messages.ToolMessage("42", tool_call_id="c1"),
+        messages.AIMessage("a1"),
+        messages.HumanMessage("u2"),
+        messages.AIMessage("a2"),
+    ]
     same(bounded_view(history, last_turns=1), [history[0], *history[-2:]])
     same(bounded_view(history[3:], last_turns=5), history[4:])
 
 
 def test_real_llamaindex_messages_when_installed():
     llms = pytest.importorskip("llama_index.core.llms")
-    history = [llms.ChatMessage(role="system", content="sys"), llms.ChatMessage(role="user", content="u1"),
-               llms.ChatMessage(role="assistant", content="a1"), llms.ChatMessage(role="user", content="u2"),
-               llms.ChatMessage(role="tool", content="42", additional_kwargs={"tool_call_id": "gone"})]
+    history = [
+        llms.ChatMessage(role="system", content="sys"),
+        llms.ChatMessage(role="user", content="u1"),
+        llms.ChatMessage(role="assistant", content="a1"),
+        llms.ChatMessage(role="user", content="u2"),
+        llms.ChatMessage(role="tool", content="42", additional_kwargs={"tool_call_id": "gone"}),
+    ]
     same(bounded_view(history, last_turns=1), [history[0], history[3]])
 
 
 def test_real_openai_reply_objects_when_installed():
     chat = pytest.importorskip("openai.types.chat")
-    reply = chat.ChatCompletionMessage.model_validate({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]})
-    history = [{"role": "user", "content": "u1"}, reply, {"role": "tool", "tool_call_id": "c1", "content": "42"},
-               {"role": "user", "content": "u2"}]
+    reply = chat.ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
+        }
+    )
+    history = [
+        {"role": "user", "content": "u1"},
+        reply,
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+        {"role": "user", "content": "u2"},
+    ]
     same(bounded_view(history, last_events=2), history[3:])
     same(bounded_view(history, last_turns=2), history)

@@ -98,7 +98,9 @@ def corrupt(target, position):
     import psycopg
 
     with psycopg.connect(target[1]) as db:
-        db.execute(f'UPDATE "{target[2]}".events SET body = \'not json\' WHERE session_id = \'s\' AND position = %s', (position,))
+        db.execute(
+            f"UPDATE \"{target[2]}\".events SET body = 'not json' WHERE session_id = 's' AND position = %s", (position,)
+        )
 
 
 @pytest.mark.parametrize("read", ["log", "view", "snapshot"])

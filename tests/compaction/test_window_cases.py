@@ -150,7 +150,7 @@ def test_recorded_log_appends_one_boundary_and_the_summary(service):
 
     after = store.log(sid)
     assert after[: len(before)] == before
-    boundary, *summary = after[len(before):]
+    boundary, *summary = after[len(before) :]
     assert boundary.type is EventType.COMPACTION and len(summary) == 2
     assert all(event.synthetic for event in summary)
     assert boundary.payload.pinned == ()

@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from chatbound.chat import ChatRule
+from chatbound.analysis.chat import ChatRule
+from chatbound.analysis.rule import RuleContext
 from chatbound.findings import Severity
-from chatbound.rule import RuleContext
 
 
 class Capture(ChatRule):

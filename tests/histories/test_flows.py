@@ -4,26 +4,48 @@ from __future__ import annotations
 
 import pytest
 
-from chatbound.sinks import sink_of
+from chatbound.vocabulary.sinks import sink_of
+
 from .harness import call_named, check
 
 
 @pytest.mark.parametrize(
     "code, func, api, framework",
     [
-        ("client.chat.completions.create(model='m', messages=m)", "client.chat.completions.create",
-         "openai.chat.completions.create", "openai"),
-        ("self.client.beta.chat.completions.parse(model='m', messages=m)", "self.client.beta.chat.completions.parse",
-         "openai.chat.completions.parse", "openai"),
+        (
+            "client.chat.completions.create(model='m', messages=m)",
+            "client.chat.completions.create",
+            "openai.chat.completions.create",
+            "openai",
+        ),
+        (
+            "self.client.beta.chat.completions.parse(model='m', messages=m)",
+            "self.client.beta.chat.completions.parse",
+            "openai.chat.completions.parse",
+            "openai",
+        ),
         ("client.responses.create(model='m', input=m)", "client.responses.create", "openai.responses.create", "openai"),
-        ("claude.messages.stream(model='m', max_tokens=1, messages=m)", "claude.messages.stream",
-         "anthropic.messages.stream", "anthropic"),
-        ("from litellm import acompletion\nacompletion(model='m', messages=m)", "acompletion", "litellm.acompletion", "litellm"),
+        (
+            "claude.messages.stream(model='m', max_tokens=1, messages=m)",
+            "claude.messages.stream",
+            "anthropic.messages.stream",
+            "anthropic",
+        ),
+        (
+            "from litellm import acompletion\nacompletion(model='m', messages=m)",
+            "acompletion",
+            "litellm.acompletion",
+            "litellm",
+        ),
         ("import ollama\nollama.chat(model='m', messages=m)", "ollama.chat", "ollama.chat", "ollama"),
         ("llm.ainvoke(m)", "llm.ainvoke", "langchain.ainvoke", "langchain"),
         ("llm.stream_chat(m)", "llm.stream_chat", "llama_index.stream_chat", "llama_index"),
-        ("client.models.generate_content(model='m', contents=m)", "client.models.generate_content",
-         "google.genai.models.generate_content", "google-genai"),
+        (
+            "client.models.generate_content(model='m', contents=m)",
+            "client.models.generate_content",
+            "google.genai.models.generate_content",
+            "google-genai",
+        ),
         ("client.chat.complete(model='m', messages=m)", "client.chat.complete", "mistral.chat.complete", "mistral"),
         ("bedrock.converse(modelId='m', messages=m)", "bedrock.converse", "bedrock.converse", "bedrock"),
         ("from agents import Runner\nRunner.run(agent, m)", "Runner.run", "agents.Runner.run", "agents"),
@@ -38,7 +60,9 @@ def test_sink_of_names_the_api_and_framework(code, func, api, framework):
     check(code, assertion)
 
 
-@pytest.mark.parametrize("code", ["Ticket.objects.create(messages=m)", "requests.get(url)", "st.chat_message('user').write(m)"])
+@pytest.mark.parametrize(
+    "code", ["Ticket.objects.create(messages=m)", "requests.get(url)", "st.chat_message('user').write(m)"]
+)
 def test_calls_that_are_not_models_are_not_sinks(code):
     check(code, lambda facts: assert_no_sink(facts))
 

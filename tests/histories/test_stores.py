@@ -133,10 +133,13 @@ def test_mongo_reads_of_the_newest_n_are_not_whole_reads():
             e = await db.turns.find({"uid": uid}).to_list(None)
             f = text.find("history")
         """,
-        lambda facts: reads_are(facts, [
-            ('db.turns.find({"uid": uid}).to_list(None)', "mongo:turns"),
-            ('db.turns.find({"uid": uid})', "mongo:turns"),
-        ]),
+        lambda facts: reads_are(
+            facts,
+            [
+                ('db.turns.find({"uid": uid}).to_list(None)', "mongo:turns"),
+                ('db.turns.find({"uid": uid})', "mongo:turns"),
+            ],
+        ),
     )
 
 
@@ -168,11 +171,14 @@ def test_redis_reads_whole_lists_and_documents_of_a_redis_client_only():
             c = json.loads(r.get(key) or "[]")
             d = cache.get(key)
         """,
-        lambda facts: reads_are(facts, [
-            ("r.lrange(key, 0, -1)", 'redis:f"chat:{uid}"'),
-            ('json.loads(r.get(key) or "[]")', 'redis:f"chat:{uid}"'),
-            ("r.get(key)", 'redis:f"chat:{uid}"'),
-        ]),
+        lambda facts: reads_are(
+            facts,
+            [
+                ("r.lrange(key, 0, -1)", 'redis:f"chat:{uid}"'),
+                ('json.loads(r.get(key) or "[]")', 'redis:f"chat:{uid}"'),
+                ("r.get(key)", 'redis:f"chat:{uid}"'),
+            ],
+        ),
     )
 
 
@@ -208,12 +214,21 @@ def test_a_select_without_limit_reads_the_table_whole():
             d = cur.fetchmany(20)
         SQL = "SELECT * FROM turns WHERE chat = ?"
         """,
-        lambda facts: reads_are(facts, [
-            ('conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (cid,)).fetchall()', "sql:messages"),
-            ('conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (cid,))', "sql:messages"),
-            ("cur.execute(SQL, (cid,))", "sql:turns"),
-            ("cur.fetchall()", "sql:turns"),
-        ]),
+        lambda facts: reads_are(
+            facts,
+            [
+                (
+                    'conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (cid,)).fetchall()',
+                    "sql:messages",
+                ),
+                (
+                    'conn.execute("SELECT role, content FROM messages WHERE chat = ? ORDER BY id", (cid,))',
+                    "sql:messages",
+                ),
+                ("cur.execute(SQL, (cid,))", "sql:turns"),
+                ("cur.fetchall()", "sql:turns"),
+            ],
+        ),
     )
 
 
@@ -226,14 +241,17 @@ def test_orm_querysets_are_whole_reads_unless_limited_or_sliced():
             c = Message.objects.filter(chat=cid).order_by("created")
             d = Message.objects.filter(chat=cid).order_by("-created")[:20]
         """,
-        lambda facts: reads_are(facts, [
-            ("session.scalars(select(Turn).where(Turn.chat == cid)).all()", "orm:Turn"),
-            ("session.scalars(select(Turn).where(Turn.chat == cid))", "orm:Turn"),
-            ("select(Turn).where(Turn.chat == cid)", "orm:Turn"),
-            ("select(Turn)", "orm:Turn"),
-            ('Message.objects.filter(chat=cid).order_by("created")', "orm:Message"),
-            ("Message.objects.filter(chat=cid)", "orm:Message"),
-        ]),
+        lambda facts: reads_are(
+            facts,
+            [
+                ("session.scalars(select(Turn).where(Turn.chat == cid)).all()", "orm:Turn"),
+                ("session.scalars(select(Turn).where(Turn.chat == cid))", "orm:Turn"),
+                ("select(Turn).where(Turn.chat == cid)", "orm:Turn"),
+                ("select(Turn)", "orm:Turn"),
+                ('Message.objects.filter(chat=cid).order_by("created")', "orm:Message"),
+                ("Message.objects.filter(chat=cid)", "orm:Message"),
+            ],
+        ),
     )
 
 

@@ -1,0 +1,157 @@
+"""What reaches a model: the module's model calls (`sinks`, with clients known by their
+constructor), the helpers whose parameters reach one (`sent_params`), every send site
+(`sites`) and the (history, send site) pairs where a whole history gets there (`flows`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from chatbound import frameworks
+from chatbound.syntax.messages import callee_name, message_roles
+from chatbound.vocabulary.facts import Flow, History
+from chatbound.vocabulary.sinks import CLIENT_METHODS, Sink, sink_of
+
+
+class FlowFacts:
+    """Sinks, send sites and flows."""
+
+    def client_of(self, receiver: cst.BaseExpression, typed: bool = False) -> set[str]:
+        """Qualified names of the constructors `receiver` was built by: `client = OpenAI()`,
+        `self.llm = ChatAnthropic(...)` anywhere in the class ("which client"); `typed` adds the
+        class a parameter it was bound from is annotated with (`specialist: BillingSpecialist`,
+        `self.specialist = specialist`), which says which class's methods a call runs."""
+        values: list[cst.CSTNode] = []
+        if isinstance(receiver, cst.Name):
+            values.append(self.assignment_before(receiver))
+        elif (
+            isinstance(receiver, cst.Attribute)
+            and isinstance(receiver.value, cst.Name)
+            and receiver.value.value == "self"
+        ):
+            klass, attr = self.class_of(receiver), receiver.attr.value
+            for node in self.nodes.assigns:
+                if (
+                    isinstance(node, cst.Assign)
+                    and self.class_of(node) is klass
+                    and any(
+                        isinstance(t.target, cst.Attribute)
+                        and t.target.attr.value == attr
+                        and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == "self"
+                        for t in node.targets
+                    )
+                ):
+                    values.append(node.value)
+        names: set[str] = set()
+        for value in values:
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if typed and isinstance(value, cst.Name):
+                value = self.assignment_before(value)
+            if isinstance(value, cst.Call):
+                names |= self.qualified(value.func)
+            elif typed and isinstance(value, cst.Param) and value.annotation is not None:
+                names |= self.qualified(value.annotation.annotation)
+        return names
+
+    def _sink(self, call: cst.Call) -> Sink | None:
+        """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
+        and the framework of a generic `x.chat(...)` named after x's constructor."""
+        sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        name = callee_name(call)
+        if sink is None and receiver is not None and name in CLIENT_METHODS:
+            package = CLIENT_METHODS[name]
+            if any(client.startswith(package) for client in self.client_of(receiver)):
+                return Sink(call, f"{package}.{name}", package, tuple(a.value for a in call.args))
+        if sink is not None and sink.framework == "chat" and receiver is not None:
+            package = next((n.split(".")[0] for n in self.client_of(receiver)), "")
+            if package:
+                return Sink(call, f"{package}.chat", package, sink.content)
+        return sink
+
+    def sent_params(self, function: cst.FunctionDef, seen: frozenset = frozenset()) -> list[tuple[str, Sink]]:
+        """Parameters of a module function that reach a model whole, with the sink."""
+        key = id(function)
+        if key in self._summaries:
+            return self._summaries[key]
+        self._summaries[key] = []
+        found = []
+        for site, sink in self.sites():
+            if self.function_of(site) is function:
+                for arg in sink.content:
+                    for use in self.whole_history_in(arg):
+                        if use.storage.kind == "param":
+                            found.append((use.storage.label, sink))
+        self._summaries[key] = found
+        return found
+
+    def sites(self) -> list[tuple[cst.Call, Sink]]:
+        """Every call that sends to a model: the sinks, and calls to helpers that send a parameter."""
+        cached = self._summaries.get("sites")
+        if cached is not None:
+            return cached
+        found: list[tuple[cst.Call, Sink]] = [(s.call, s) for s in self.sinks]
+        self._summaries["sites"] = found
+        sink_functions = {id(self.function_of(s.call)) for s in self.sinks}
+        for call in self.nodes.calls:
+            for function in self.callees(call):
+                if id(function) in sink_functions:
+                    for param, sink in self.sent_params(function):
+                        argument = self.argument_for(call, function, param)
+                        if argument is not None:
+                            found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+        found.extend(self.imported_sites())
+        return found
+
+    def flows(self) -> list[Flow]:
+        """Whole histories reaching a model: one per (history, send site)."""
+        out: list[Flow] = []
+        seen = set()
+        for site, sink in self.sites():
+            for arg in sink.content:
+                for use in self.whole_history_in(arg):
+                    history = self.histories.get(use.storage.key) or self.imported_histories.get(use.storage.key)
+                    if history is None or (use.storage.key, id(site)) in seen:
+                        continue
+                    seen.add((use.storage.key, id(site)))
+                    elsewhere = self.sent_elsewhere.get(id(site))
+                    out.append(Flow(history, sink, use, site, (elsewhere,) if elsewhere else ()))
+        return out
+
+    def rebuilt_before(self, flow: Flow) -> bool:
+        """The sending function sets the history afresh before the send: a per-request list."""
+        return self._rebuilt_before(flow.history, flow.site, frozenset())
+
+    def _rebuilt_before(self, history: History, site: cst.CSTNode, seen: frozenset) -> bool:
+        """Set afresh before `site` in its function, or before every call of a helper that sends it."""
+        function = self.function_of(site)
+        if function is None or id(function) in seen:
+            return False
+        for node in history.definitions:
+            if (
+                not isinstance(node, cst.CSTNode)
+                or self.function_of(node) is not function
+                or self.order(node) >= self.order(site)
+            ):
+                continue
+            conditional = any(isinstance(a, cst.If) for a in self.ancestors(node) if self.function_of(a) is function)
+            outer = [loop for loop in self.loops_of(site) if id(loop) not in {id(l) for l in self.loops_of(node)}]
+            if not conditional and not any(self._takes_user_turns(loop, history) for loop in outer):
+                return True  # set afresh on every call; a loop after it is a tool loop, not a chat
+        callers = self.callers(function)
+        seen = seen | {id(function)}
+        return bool(callers) and all(self._rebuilt_before(history, caller, seen) for caller in callers)
+
+    def _takes_user_turns(self, loop: cst.CSTNode, history: History) -> bool:
+        """A loop that reads input or adds a user's message (not tool results) each pass."""
+        if any(self.inside(call, loop) for call in self.nodes.input_calls):
+            return True
+        if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and callee_name(loop.iter) == "range":
+            return False  # `for _ in range(3)`: a fixed number of rounds inside one request
+        return any(self.inside(site, loop) and self._adds_user_turn(site) for site in history.growth)
+
+    def _adds_user_turn(self, site: cst.CSTNode) -> bool:
+        values = self.growth_values(site)
+        return "user" in [r for v in values for r in message_roles(v)] and not any(map(self.carries_tools, values))

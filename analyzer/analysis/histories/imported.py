@@ -1,0 +1,70 @@
+"""What the chat facts see of other modules: the functions and methods this file imports, as
+the project pass linked them (`chatbound.analysis.project`). A call to one sends a parameter to a model
+(`llm.chat(history)`) or returns a whole history kept elsewhere (`memory.get()`); with no
+link (a single file, a dynamic import) the facts stay within the module.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from chatbound.vocabulary.facts import History, Storage, Use
+from chatbound.vocabulary.sinks import Sink
+from chatbound.vocabulary.summaries import Place, RemoteFunction, RemoteHistory
+
+
+class ImportedFacts:
+    """Imported senders and history holders; `self.linked` is set by `ChatFacts`."""
+
+    def imported_function(self, call: cst.Call) -> RemoteFunction | None:
+        """The linked function `call` runs: by its imported name, or a method of an instance
+        of an imported class (`memory = Memory()` ... `memory.get()`, or a parameter annotated
+        with the class: `specialist: BillingSpecialist` ... `specialist.run(h)`)."""
+        if self.linked is None or not self.linked.functions:
+            return None
+        names = set(self.qualified(call.func))
+        if isinstance(call.func, cst.Name) and not names:
+            names.add(call.func.value)  # a function a star import binds (`from store import *`)
+        if isinstance(call.func, cst.Attribute):
+            names |= {f"{c}.{call.func.attr.value}" for c in self.client_of(call.func.value, typed=True)}
+        return next((self.linked.functions[n] for n in sorted(names) if n in self.linked.functions), None)
+
+    def imported_sites(self) -> list[tuple[cst.Call, Sink]]:
+        """Calls that hand an argument to a function of another module that sends it whole."""
+        found = []
+        for call in self.nodes.calls:
+            remote = self.imported_function(call) if not self.callees(call) else None
+            for send in remote.sends if remote is not None else ():
+                argument = self.argument_in(call, remote.params, send.param)
+                if argument is not None:
+                    found.append((call, Sink(call, send.api, send.framework, (argument,))))
+                    self.sent_elsewhere[id(call)] = send.place
+        return found
+
+    def imported_uses(self, call: cst.Call) -> list[Use] | None:
+        """The whole history an imported function returns; [] when it is linked and returns
+        none (a bounded view), None when the call is not linked."""
+        remote = self.imported_function(call)
+        if remote is None:
+            return None
+        if remote.returns is None:
+            return []
+        return [Use(self.imported_history(remote.returns).storage, call)]
+
+    def imported_history(self, remote: RemoteHistory) -> History:
+        summary = remote.summary
+        key = f"{remote.path}:{summary.key}"
+        history = self.imported_histories.get(key)
+        if history is None:
+            history = self.imported_histories[key] = History(
+                Storage(key, summary.kind, summary.label),
+                definitions=[Place(remote.path, span) for span in summary.definitions],
+                growth=[Place(remote.path, span, label) for span, label in summary.growth],
+                trims=[Place(remote.path, span) for span in summary.trims],
+                roles=set(summary.roles),
+                tool_traffic=summary.tool_traffic,
+                system_first=summary.system_first,
+                bounded_store=summary.bounded_store,
+                textual=summary.textual,
+            )
+        return history

@@ -1,0 +1,276 @@
+"""One module's summary (`summarize(source)`): what it offers the modules that import it,
+read from its own chat facts and nothing else (no other module is read while summarising).
+
+For each top-level function and each method of a top-level class: its parameters that reach
+a model whole (and at which model call), those it passes whole to an imported function, and
+the whole history it returns (with how that history grows and what bounds it), and the
+retrieval results it returns with no cut (how many: whether they are too many is the
+importer's call, under its own `max-top-k`). Also its
+classes, its module-level instances of them, its module-level text constants (a prompt kept in
+`prompts.py`), its tool lists and the functions returning one (with their sizes), and its
+import table, through which the project pass follows re-exports and
+forwards.
+"""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from chatbound.analysis.chat import ChatRule
+from chatbound.analysis.histories import ChatFacts, History, walk
+from chatbound.analysis.histories.growth import growth_label
+from chatbound.analysis.retrieval import RetrievalFacts, counts_asked
+from chatbound.analysis.rule import RuleContext
+from chatbound.analysis.servertools import ServerTools, empty
+from chatbound.analysis.toollists import Size, size_of
+from chatbound.findings import Severity
+from chatbound.frameworks import server_tools
+from chatbound.syntax.bytescan import nesting_problem
+from chatbound.syntax.parse import no_gc, parse
+from chatbound.syntax.texts import text_of
+from chatbound.syntax.visitors import visit_batched
+from chatbound.vocabulary.summaries import (
+    Forward,
+    FunctionSummary,
+    HistorySummary,
+    ModuleSummary,
+    RetrievalSummary,
+    SendSummary,
+    StoreWrite,
+    TextSummary,
+    ToolListSummary,
+)
+
+NOT_KEPT = ("param", "loop", "accessor")  # state of one call, or a name-only guess: never exported
+
+
+def summarize(source: bytes) -> ModuleSummary:
+    """The module's summary; an empty one when it cannot be read whole (its own check says why:
+    a syntax error, brackets nested deeper than LibCST's native parser survives, an expression
+    deeper than the recursion limit), so that an imported module never fails its importer."""
+    if nesting_problem(source):
+        return ModuleSummary()
+    with no_gc():
+        try:
+            module = parse(source)
+        except Exception:
+            return ModuleSummary()
+        context = RuleContext(path="<summary>", module=module, options={}, source=source)
+        summarizer = Summarizer(context)
+        try:
+            with summarizer.resolve(MetadataWrapper(module, unsafe_skip_copy=True)):
+                visit_batched(module, [summarizer])
+        except RecursionError:
+            return ModuleSummary()
+        return summarizer.summary
+
+
+class Summarizer(ChatRule):
+    """Not a rule users select: the chat traversal, kept for the summary it leaves."""
+
+    ID, NAME, SEVERITY, SUMMARY = "PROJECT-SUMMARY", "project-summary", Severity.LOW, "module summary"
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.chat_facts()
+        calls: dict[int, list[cst.Call]] = {}  # by function: each node's function is found once, not once per function
+        returned: dict[int, list[cst.BaseExpression]] = {}
+        for call in facts.nodes.calls:
+            calls.setdefault(id(facts.function_of(call)), []).append(call)
+        for node in facts.nodes.returns:
+            if node.value is not None:
+                returned.setdefault(id(facts.function_of(node)), []).append(node.value)
+        retrieved = self._retrievals(facts)
+        functions = {}
+        for function in facts.nodes.functions:
+            name = self._qualname(facts, function)
+            if name is not None:
+                functions[name] = self._function(
+                    facts,
+                    function,
+                    calls.get(id(function), []),
+                    returned.get(id(function), []),
+                    retrieved.get(id(function)),
+                )
+        classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
+        self.summary = ModuleSummary(
+            functions=functions,
+            classes=classes,
+            instances=self._instances(facts, classes),
+            imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
+            texts=self._texts(original_node),
+            tool_lists={**self._tool_lists(original_node), **self._server_tools(facts)},
+        )
+
+    def _tool_lists(self, module: cst.Module) -> dict[str, ToolListSummary]:
+        """Module-level tool lists and registries, and the functions that return one (a helper
+        in `tools/helpers.py`; it runs after the module's lists are bound)."""
+        known: dict[str, Size] = {}
+        found: dict[str, ToolListSummary] = {}
+        for statement in module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                names = (
+                    [t.target.value for t in small.targets if isinstance(t.target, cst.Name)]
+                    if isinstance(small, cst.Assign)
+                    else []
+                )
+                size = size_of(small.value, known) if names else None
+                for name in names if size is not None else ():
+                    known[name] = size
+                    found[name] = ToolListSummary(size.work, size.routes, size.partial, self.span(small.value))
+        for function in (s for s in module.body if isinstance(s, cst.FunctionDef)):
+            returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
+            size = size_of(returns[0], known) if len(returns) == 1 else None
+            if size is not None:
+                found[function.name.value] = ToolListSummary(
+                    size.work, size.routes, size.partial, self.span(returns[0]), returned=True
+                )
+        return found
+
+    def _server_tools(self, facts: ChatFacts) -> dict[str, ToolListSummary]:
+        """Functions and methods that return every tool of MCP servers, gathered by the module's own
+        client (`MCPClient.start()` returning `self.tools`): their number is known only at run time."""
+        if not any(server_tools(facts.nodes.imports, call) for call in facts.nodes.calls):
+            return {}
+        tools, found = ServerTools(facts), {}
+        for function in facts.nodes.functions:
+            name = self._qualname(facts, function)
+            returned = [r for r in facts.returns(function) if not empty(r)]
+            listed = [tools.tools(r) for r in returned] if name is not None else []
+            if listed and all(listed):
+                found[name] = ToolListSummary(
+                    0, 0, False, self.span(returned[0]), returned=True, servers=(tools.describe(listed[0]),)
+                )
+        return found
+
+    def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
+        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`)."""
+        found = {}
+        for statement in module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                targets = small.targets if isinstance(small, cst.Assign) else ()
+                names = [t.target.value for t in targets if isinstance(t.target, cst.Name)]
+                text = text_of(self, small.value) if names else None
+                if text is not None:
+                    for name in names:
+                        found[name] = TextSummary(text.value, self.span(text.node), text.partial)
+        return found
+
+    @staticmethod
+    def _qualname(facts: ChatFacts, function: cst.FunctionDef) -> str | None:
+        """`chat` or `Memory.get`; None for nested functions and classes (not importable)."""
+        owner = facts.parent(facts.parent(function))  # FunctionDef <- IndentedBlock <- ClassDef
+        if isinstance(facts.parent(function), cst.Module):
+            return function.name.value
+        if isinstance(owner, cst.ClassDef) and isinstance(facts.parent(owner), cst.Module):
+            return f"{owner.name.value}.{function.name.value}"
+        return None
+
+    def _retrievals(self, facts: ChatFacts) -> dict[int, RetrievalSummary]:
+        """By function: the most retrieval results it returns (or a retriever asking for them)
+        with no cut on the way; an importer decides whether they are too many. Every cut stops
+        the follow here (a slice, a reranker, a filter), whatever it keeps."""
+        retrieval = RetrievalFacts(facts, math.inf, lambda reranker: True)
+        found: dict[int, RetrievalSummary] = {}
+        for call in facts.nodes.calls:
+            for label, node, count in counts_asked(self, call):
+                start = len(retrieval.returned)
+                retrieval.reach_of_call(call, count.value)
+                for function, kept, kind in retrieval.returned[start:]:
+                    known = found.get(id(function))
+                    if known is None or kept > known.count:
+                        found[id(function)] = RetrievalSummary(kept, label, kind, self.span(node))
+        return found
+
+    def _function(
+        self,
+        facts: ChatFacts,
+        function: cst.FunctionDef,
+        calls: list[cst.Call],
+        values: list[cst.BaseExpression],
+        retrieves: RetrievalSummary | None,
+    ) -> FunctionSummary:
+        """`calls` and `values` (what its `return`s give) are the function's own; `retrieves` the
+        retrieval results it returns."""
+        sends = tuple(
+            SendSummary(param, sink.api, sink.framework, self.span(sink.call))
+            for param, sink in facts.sent_params(function)
+        )
+        returned = None
+        for value in values:
+            for use in facts.whole_history_in(value):
+                history = facts.histories.get(use.storage.key)
+                kept = history is not None and (history.growth or history.storage.kind == "database")
+                if returned is None and kept and use.storage.kind not in NOT_KEPT:
+                    returned = self._history(history)
+        return FunctionSummary(
+            params=tuple(p.name.value for p in facts._params(function)),
+            sends=sends,
+            forwards=tuple(self._forwards(facts, calls)),
+            returns=returned,
+            writes=tuple(self._writes(facts, function)),
+            retrieves=retrieves,
+        )
+
+    def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
+        """Its writes to a database history: a turn pushed, or a parameter set back whole."""
+        for call, write in facts.store_writes:
+            history = facts.histories.get(write.key)
+            if facts.function_of(call) is not function or history is None:
+                continue
+            if write.how == "push":
+                yield StoreWrite(self._history(history), "push")
+            elif write.how == "set":
+                for value in write.values:
+                    for use in facts.whole_history_in(value):
+                        if use.storage.kind == "param":
+                            yield StoreWrite(self._history(history), "set", use.storage.label)
+
+    def _forwards(self, facts: ChatFacts, calls: list[cst.Call]):
+        for call in calls:
+            if not call.args or facts.callees(call):
+                continue
+            targets = set(facts.qualified(call.func))
+            if isinstance(call.func, cst.Attribute):
+                targets |= {f"{c}.{call.func.attr.value}" for c in facts.client_of(call.func.value)}
+            if not targets:
+                continue
+            position = 0
+            for arg in call.args:
+                if arg.star:
+                    break
+                argument: int | str = arg.keyword.value if arg.keyword is not None else position
+                position += arg.keyword is None
+                for use in facts.whole_history_in(arg.value):
+                    if use.storage.kind == "param":
+                        for target in sorted(targets):
+                            yield Forward(use.storage.label, target, argument)
+
+    def _history(self, history: History) -> HistorySummary:
+        return HistorySummary(
+            key=history.storage.key,
+            kind=history.storage.kind,
+            label=history.storage.label,
+            growth=tuple((self.span(site), growth_label(site)) for site in history.growth),
+            definitions=tuple(self.span(node) for node in history.definitions),
+            trims=tuple(self.span(node) for node in history.trims),
+            roles=tuple(sorted(history.roles)),
+            textual=history.textual,
+            tool_traffic=history.tool_traffic,
+            system_first=history.system_first,
+            bounded_store=history.bounded_store,
+        )
+
+    @staticmethod
+    def _instances(facts: ChatFacts, classes: tuple[str, ...]) -> dict[str, str]:
+        found = {}
+        for node in facts.nodes.assigns:
+            if isinstance(node, cst.Assign) and isinstance(facts.parent(facts.parent(node)), cst.Module):
+                value = node.value
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes:
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name):
+                            found[target.target.value] = value.func.value
+        return found
