@@ -124,10 +124,16 @@ def dumps(result: Result, run: dict[str, str]) -> str:
     lines += ["", "[first_sight.all]", *_figures(result.total)]
     for f, match in result.marks:
         lines += [
-            "", "[[first_sight.finding]]",
-            f"project = {json.dumps(f.project)}", f"rule = {json.dumps(f.rule)}", f"path = {json.dumps(f.path)}",
-            *([f"cell = {f.cell}"] if f.cell else []), f"line = {f.line}", f"end_line = {f.end_line}",
-            f"fingerprint = {json.dumps(f.fingerprint)}", f"message = {json.dumps(f.message)}",
+            "",
+            "[[first_sight.finding]]",
+            f"project = {json.dumps(f.project)}",
+            f"rule = {json.dumps(f.rule)}",
+            f"path = {json.dumps(f.path)}",
+            *([f"cell = {f.cell}"] if f.cell else []),
+            f"line = {f.line}",
+            f"end_line = {f.end_line}",
+            f"fingerprint = {json.dumps(f.fingerprint)}",
+            f"message = {json.dumps(f.message)}",
             f"match = {json.dumps(match)}",
         ]
     return "\n".join(lines) + "\n"
@@ -165,7 +171,9 @@ def _entries(path: Path, tables: list[dict], projects: set[str]) -> list[Entry]:
     entries = [Entry(t["project"], t["rule"], t["path"], tuple(t["lines"]), t.get("reason", "")) for t in tables]
     for e in entries:
         if e.project not in projects:
-            raise ValueError(f"{path}: {e.project} {e.rule} {e.path}: the project is not in the batch's [[project]] list")
+            raise ValueError(
+                f"{path}: {e.project} {e.rule} {e.path}: the project is not in the batch's [[project]] list"
+            )
         if len(e.lines) != 2 or not 1 <= e.lines[0] <= e.lines[1]:
             raise ValueError(f"{path}: {e.project} {e.rule} {e.path}: lines must be [first, last], got {list(e.lines)}")
     return entries
@@ -200,16 +208,30 @@ def _pair(entries: list[Entry], findings: list[Finding]) -> set[int]:
 
 def _frozen_marks(first_sight: dict) -> list[tuple[Finding, str]]:
     return [
-        (Finding(f["project"], f["rule"], f["path"], f["line"], f["fingerprint"], f["end_line"], f["message"],
-                 cell=f.get("cell", 0)), f["match"])
+        (
+            Finding(
+                f["project"],
+                f["rule"],
+                f["path"],
+                f["line"],
+                f["fingerprint"],
+                f["end_line"],
+                f["message"],
+                cell=f.get("cell", 0),
+            ),
+            f["match"],
+        )
         for f in first_sight.get("finding", [])
     ]
 
 
 def _figures(figures: Score) -> list[str]:
     counts = [f"{f.name} = {getattr(figures, f.name)}" for f in fields(Score)]
-    rates = [f"{name} = {round(value, 4)}" for name in ("precision", "recall")
-             if (value := getattr(figures, name)) is not None]
+    rates = [
+        f"{name} = {round(value, 4)}"
+        for name in ("precision", "recall")
+        if (value := getattr(figures, name)) is not None
+    ]
     return counts + rates
 
 

@@ -147,11 +147,11 @@ def clone_commands(project: Project, git_dir: Path, origin: str = GITHUB) -> lis
 def clone(project: Project, git_dir: Path, origin: str = GITHUB) -> str:
     """Fetch the pinned commit into `git_dir` (kept when it already holds it); why not, or ""."""
     have = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", f"{project.commit}^{{commit}}"],
-                          capture_output=True)
+                          capture_output=True, check=False)
     if git_dir.is_dir() and have.returncode == 0:
         return ""
     for command in clone_commands(project, git_dir, origin):
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             return f"fetching {project.name} at {project.commit[:12]} failed: {done.stderr.strip()}"
     return ""
@@ -239,8 +239,8 @@ def render_batch(batch: firstsight.Batch, result: firstsight.Result, outcomes: l
     """The frozen first-sight figures (or this run's, when it is the one being frozen), this
     run's beside them, what they missed and got wrong, and what moved since first sight."""
     info, frozen = batch.info, batch.first_sight
-    lines = [f"batch {info.get('name', '')}: labelled {info.get('labelled', '?')} "
-             f"at chatbound {info.get('chatbound_commit', '?')}", f"chatbound {commit}"]
+    labelled = f"labelled {info.get('labelled', '?')} at chatbound {info.get('chatbound_commit', '?')}"
+    lines = [f"batch {info.get('name', '')}: {labelled}", f"chatbound {commit}"]
     if frozen:
         lines += ["", f"first sight (frozen: chatbound {frozen['chatbound_commit']} on {frozen['date']})",
                   *score_table(*firstsight.frozen_scores(frozen)), "", "this run"]
