@@ -144,9 +144,8 @@ def freeze(path: Path, result: Result, run: dict[str, str]) -> None:
     byte for byte; refused when the file already holds one (the first-sight figures never move)."""
     if load(path).first_sight:
         raise ValueError(f"{path} already holds its first sight: its figures never move")
-    text = path.read_bytes()
     with path.open("a", encoding="utf-8", newline="\n") as batch_file:
-        batch_file.write(("" if text.endswith(b"\n") else "\n") + "\n" + dumps(result, run))
+        batch_file.write("\n" + dumps(result, run))  # a blank line, or the end of an unfinished last line
 
 
 def frozen_scores(first_sight: dict) -> tuple[dict[str, Score], Score]:
