@@ -105,7 +105,7 @@ def lay_out(project: Project, mirror: Path | None, work: Path, origin: str = GIT
             return failed
     git_dir = mirror / folder_name(project) / "repo"
     if not git_dir.is_dir():
-        return f"no snapshot at {git_dir}"
+        return f"no snapshot at {git_dir} (without --mirror the commit is fetched from GitHub)"
     git = ["git", f"--git-dir={git_dir}"]
     listing = subprocess.run([*git, "ls-tree", "-r", "-z", project.commit], capture_output=True)
     if listing.returncode != 0:
@@ -146,9 +146,8 @@ def clone_commands(project: Project, git_dir: Path, origin: str = GITHUB) -> lis
 
 def clone(project: Project, git_dir: Path, origin: str = GITHUB) -> str:
     """Fetch the pinned commit into `git_dir` (kept when it already holds it); why not, or ""."""
-    have = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", f"{project.commit}^{{commit}}"],
-                          capture_output=True, check=False)
-    if git_dir.is_dir() and have.returncode == 0:
+    have = ["git", f"--git-dir={git_dir}", "cat-file", "-e", f"{project.commit}^{{commit}}"]
+    if git_dir.is_dir() and subprocess.run(have, capture_output=True, check=False).returncode == 0:
         return ""
     for command in clone_commands(project, git_dir, origin):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -334,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         install(args.source)
     commit = tested_commit(args.source)
     batch = firstsight.load(args.batch) if args.batch else None
-    refused = batch and refusal(args.batch, batch, args.freeze, commit)
+    refused = refusal(args.batch, batch, args.freeze, commit) if batch else ""
     if refused:
         print(refused, file=sys.stderr)
         return 2
