@@ -2,7 +2,7 @@
 already laid out by run.py, checked cold twice back to back, with the pass off
 (`--project-max-mb 0`) and as a user runs it, and the ratio of their CPU times.
 
-    python benchmarks/ecosystem/pass_cost.py [--work /work/eco] [--only owner/name]
+    python benchmarks/ecosystem/pass_cost.py [--work DIR] [--only owner/name]
 
 Printed per project: CPU seconds without and with the pass (both processes and their
 workers), the ratio, and the findings each run reports; then the totals. The benchmark
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import folder_name, load_projects  # noqa: E402  (a sibling script, not a package)
+from run import WORK, folder_name, load_projects  # noqa: E402  (a sibling script, not a package)
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,7 +58,7 @@ def checked(root: Path, *options: str) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=Path("/work/eco"), help="where run.py laid the projects out")
+    parser.add_argument("--work", type=Path, default=WORK, help="where run.py laid the projects out")
     parser.add_argument("--only", help="one project, owner/name")
     args = parser.parse_args()
     totals = [0.0, 0.0, 0, 0]

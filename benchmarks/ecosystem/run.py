@@ -1,11 +1,12 @@
 """Run chatbound on real public projects, pinned by commit, and compare with the judged findings.
 
-    python benchmarks/ecosystem/run.py [--mirror /work/.mirror] [--work /work/eco] [--only NAME]
-                                       [--record]
+    python benchmarks/ecosystem/run.py [--mirror DIR] [--work DIR] [--only NAME] [--record]
+    python benchmarks/ecosystem/run.py --batch firstsight/NAME.toml [--freeze] [--mirror DIR] [--work DIR]
 
-Each project of projects.toml is laid out from its fetched bare git directory
-(MIRROR/owner+name/repo) at the pinned commit into WORK/owner+name (skipped when already
-laid out at that commit), and checked as a user would: `chatbound check --output-format json
+Each project of projects.toml is laid out at the pinned commit into WORK/owner+name (skipped
+when already laid out at that commit): from its bare git directory MIRROR/owner+name/repo when
+a mirror folder is given or exists at the default place, else from a shallow fetch of that one
+commit from GitHub. It is checked as a user would: `chatbound check --output-format json
 --no-cache --exit-zero .` from the project's root, with no configuration of ours. The report
 gives per-rule precision (right / judged) and recall (right / (right + known misses still
 missed)), the findings that appeared or vanished since the judged file was recorded, the
@@ -13,13 +14,18 @@ unjudged ones (unknown, never counted right), run time per project and every err
 `--record` rewrites judged.toml with the current findings, keeping the verdicts of those
 still reported: read every appeared and vanished finding first (README.md).
 
-Never runs in CI: it needs the snapshots, which only the `fetch` tool brings.
+`--batch` checks the projects of a first-sight batch instead and scores the findings against
+what its labeller wrote down before any run (firstsight.py); `--freeze` writes its first
+scored run into the batch file, and later runs are printed beside those frozen figures.
+
+Never runs in CI: it needs the projects' code, from the network or from snapshots.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +37,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import judged as judged_file  # noqa: E402  (a sibling module of this script, not a package)
+import firstsight  # noqa: E402  (sibling modules of this script, not a package)
+import judged as judged_file  # noqa: E402
 from judged import Finding  # noqa: E402
 
 try:
@@ -40,6 +47,11 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 MARKER = ".ecosystem-commit"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chatbound-ecosystem"
+MIRROR = CACHE / "mirror"  # used when it exists and no --mirror is given
+WORK = CACHE / "projects"
+CLONES = ".clones"  # below WORK: the commits fetched when there is no mirror, one bare git directory each
+GITHUB = "https://github.com"
 # The commit `--install` last installed, kept in the environment it went into (not in the
 # shared work folder, where another checkout's install would overwrite it).
 INSTALLED = Path(sys.prefix) / ".chatbound-ecosystem-installed"
@@ -73,19 +85,27 @@ def folder_name(project: Project) -> str:
     return project.name.replace("/", "+")
 
 
-def lay_out(project: Project, mirror: Path, work: Path) -> Path | str:
+def lay_out(project: Project, mirror: Path | None, work: Path, origin: str = GITHUB) -> Path | str:
     """The project's tree at its pinned commit, or why it could not be laid out.
 
-    Written blob by blob rather than with `git archive`: a snapshot lacks its largest files
-    (datasets, PDFs, bundles), and those are left out instead of failing the layout.
+    With no mirror, the commit is first fetched from `origin` into a bare git directory of the
+    work folder, so both ways write the same tree. Written blob by blob rather than with `git
+    archive` or a checkout: a snapshot lacks its largest files (datasets, PDFs, bundles), and
+    those are left out instead of failing the layout; no `.git` lands in the tree either, which
+    would change where chatbound stops looking for dependency files and .gitignore.
     """
-    git_dir = mirror / folder_name(project) / "repo"
     target = work / folder_name(project)
     marker = target / MARKER
     if marker.exists() and marker.read_text().strip() == project.commit:
         return target
+    if mirror is None:
+        mirror = work / CLONES
+        failed = clone(project, mirror / folder_name(project) / "repo", origin)
+        if failed:
+            return failed
+    git_dir = mirror / folder_name(project) / "repo"
     if not git_dir.is_dir():
-        return f"no snapshot at {git_dir} (bring it with the fetch tool)"
+        return f"no snapshot at {git_dir} (without --mirror the commit is fetched from GitHub)"
     git = ["git", f"--git-dir={git_dir}"]
     listing = subprocess.run([*git, "ls-tree", "-r", "-z", project.commit], capture_output=True)
     if listing.returncode != 0:
@@ -115,6 +135,26 @@ def lay_out(project: Project, mirror: Path, work: Path) -> Path | str:
         at += size + 1
     marker.write_text(project.commit + "\n")
     return target
+
+
+def clone_commands(project: Project, git_dir: Path, origin: str = GITHUB) -> list[list[str]]:
+    """A bare git directory holding only the pinned commit: GitHub serves a commit by its id."""
+    return [
+        ["git", "init", "-q", "--bare", str(git_dir)],
+        ["git", f"--git-dir={git_dir}", "fetch", "-q", "--depth", "1", f"{origin}/{project.name}", project.commit],
+    ]
+
+
+def clone(project: Project, git_dir: Path, origin: str = GITHUB) -> str:
+    """Fetch the pinned commit into `git_dir` (kept when it already holds it); why not, or ""."""
+    have = ["git", f"--git-dir={git_dir}", "cat-file", "-e", f"{project.commit}^{{commit}}"]
+    if git_dir.is_dir() and subprocess.run(have, capture_output=True, check=False).returncode == 0:
+        return ""
+    for command in clone_commands(project, git_dir, origin):
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            return f"fetching {project.name} at {project.commit[:12]} failed: {done.stderr.strip()}"
+    return ""
 
 
 def check(project: Project, tree: Path, chatbound: str, timeout: float) -> Outcome:
@@ -156,8 +196,11 @@ def percent(value: float | None) -> str:
 
 
 def where(f: Finding) -> str:
-    cell = f"cell {f.cell}:" if f.cell else ""
-    return f"{f.project} {f.path}:{cell}{f.line} {f.rule}"
+    return f"{f.project} {f.path}:{cell(f)}{f.line} {f.rule}"
+
+
+def cell(f: Finding) -> str:
+    return f"cell {f.cell}:" if f.cell else ""
 
 
 def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: str) -> str:
@@ -187,7 +230,12 @@ def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: 
     ]
     for title, items in sections:
         lines += ["", f"{title}: {len(items)}", *(f"  {item}" for item in items)]
-    lines += ["", "project                                             files findings   seconds"]
+    return "\n".join(lines + render_runs(outcomes))
+
+
+def render_runs(outcomes: list[Outcome]) -> list[str]:
+    """Run time, file and finding count per project, then every error line."""
+    lines = ["", "project                                             files findings   seconds"]
     for o in outcomes:
         state = f"{o.seconds:8.1f}" if o.ran else "  not run"
         lines.append(f"{o.project.name:50} {o.files:6} {len(o.findings):8} {state}")
@@ -196,8 +244,61 @@ def render(outcomes: list[Outcome], comparison: judged_file.Comparison, commit: 
         f"{sum(len(o.findings) for o in outcomes):8} {sum(o.seconds for o in outcomes):8.1f}"
     )
     errors = [(o.project.name, e) for o in outcomes for e in o.errors]
-    lines += ["", f"error lines: {len(errors)}", *(f"  {name}: {e}" for name, e in errors)]
-    return "\n".join(lines)
+    return lines + ["", f"error lines: {len(errors)}", *(f"  {name}: {e}" for name, e in errors)]
+
+
+def render_batch(
+    batch: firstsight.Batch, result: firstsight.Result, outcomes: list[Outcome], commit: str, projects_run: set[str]
+) -> str:
+    """The frozen first-sight figures (or this run's, when it is the one being frozen), this
+    run's beside them, what they missed and got wrong, and what moved since first sight."""
+    info, frozen = batch.info, batch.first_sight
+    labelled = f"labelled {info.get('labelled', '?')} at chatbound {info.get('chatbound_commit', '?')}"
+    lines = [f"batch {info.get('name', '')}: {labelled}", f"chatbound {commit}"]
+    if frozen:
+        lines += [
+            "",
+            f"first sight (frozen: chatbound {frozen['chatbound_commit']} on {frozen['date']})",
+            *score_table(*firstsight.frozen_scores(frozen)),
+            "",
+            "this run",
+        ]
+    else:
+        lines += ["", "first sight (this run, frozen now)"]
+    lines += score_table(result.scores, result.total)
+    wrong = [f for f, match in result.marks if match == "wrong"]
+    sections = [
+        (
+            "missed expectations",
+            [f"{e.project} {e.rule} {e.path}:{e.lines[0]}-{e.lines[1]}: {e.reason}" for e in result.missed],
+        ),
+        (
+            "wrong (not written down before the run)",
+            [f"{f.project} {f.rule} {f.path}:{cell(f)}{f.line}: {f.message[:90]}" for f in wrong],
+        ),
+    ]
+    if frozen:
+        appeared, vanished = firstsight.since(frozen, result.marks, projects_run)
+        sections += [
+            ("appeared since first sight", [f"{where(f)} [{match}]: {f.message[:90]}" for f, match in appeared]),
+            ("vanished since first sight", [f"{where(f)} [was {match}]: {f.message[:90]}" for f, match in vanished]),
+        ]
+    for title, items in sections:
+        lines += ["", f"{title}: {len(items)}", *(f"  {item}" for item in items)]
+    not_run = [o.project.name for o in outcomes if not o.ran]
+    if not_run:
+        lines += ["", f"not run, left out of the score: {', '.join(not_run)}"]
+    return "\n".join(lines + render_runs(outcomes))
+
+
+def score_table(scores: dict[str, firstsight.Score], total: firstsight.Score) -> list[str]:
+    lines = ["rule                         expected matched right wrong borderline precision recall"]
+    for rule, s in [*scores.items(), ("all rules", total)]:
+        lines.append(
+            f"{rule:28} {s.expected:8} {s.matched:7} {s.right:5} {s.wrong:5} {s.borderline:10} "
+            f"{percent(s.precision):>9} {percent(s.recall):>6}"
+        )
+    return lines
 
 
 def chatbound_commit(source: Path) -> str:
@@ -232,10 +333,17 @@ def tested_commit(source: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="folder of fetched bare git dirs")
-    parser.add_argument("--work", type=Path, default=Path("/work/eco"), help="where projects are laid out")
+    parser.add_argument(
+        "--mirror",
+        type=Path,
+        help=f"folder of bare git dirs MIRROR/owner+name/repo (default "
+        f"{MIRROR} when it exists; else each pinned commit is fetched from GitHub)",
+    )
+    parser.add_argument("--work", type=Path, default=WORK, help="where projects are laid out")
     parser.add_argument("--projects", type=Path, default=HERE / "projects.toml")
     parser.add_argument("--judged", type=Path, default=HERE / "judged.toml")
+    parser.add_argument("--batch", type=Path, help="score a first-sight batch (firstsight/NAME.toml) instead")
+    parser.add_argument("--freeze", action="store_true", help="write the batch's first scored run into it")
     parser.add_argument(
         "--chatbound",
         default=str(Path(sys.executable).with_name("chatbound")),
@@ -254,20 +362,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per project")
     parser.add_argument("--record", action="store_true", help="write the current findings into the judged file")
     args = parser.parse_args(argv)
+    if args.freeze and not args.batch:
+        parser.error("--freeze needs --batch")
+    if args.record and args.batch:
+        parser.error("--record writes the judged file; a batch is frozen with --freeze")
 
     if args.install:
         install(args.source)
-    projects = [p for p in load_projects(args.projects) if not args.only or p.name in args.only]
+    commit = tested_commit(args.source)
+    batch = firstsight.load(args.batch) if args.batch else None
+    refused = refusal(args.batch, batch, args.freeze, commit) if batch else ""
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
+    mirror = args.mirror or (MIRROR if MIRROR.is_dir() else None)
+    projects = [p for p in load_projects(args.batch or args.projects) if not args.only or p.name in args.only]
     outcomes = []
     for project in projects:
-        tree = lay_out(project, args.mirror, args.work)
+        tree = lay_out(project, mirror, args.work)
         if isinstance(tree, str):
             outcomes.append(Outcome(project, [], 0.0, 0, [tree], False))
             continue
         outcomes.append(check(project, tree, args.chatbound, args.timeout))
         print(f"{project.name}: {len(outcomes[-1].findings)} findings, {outcomes[-1].seconds:.1f} s", file=sys.stderr)
 
-    commit = tested_commit(args.source)
+    if batch:
+        return score_batch(args.batch, batch, outcomes, commit, args.freeze)
     judged = judged_file.load(args.judged)
     current = [f for o in outcomes for f in o.findings]
     ran = {o.project.name for o in outcomes if o.ran}
@@ -277,6 +397,44 @@ def main(argv: list[str] | None = None) -> int:
         run = {"chatbound_commit": commit.split()[0], "date": date.today().isoformat()}
         args.judged.write_text(judged_file.dumps(judged_file.record(judged, current, ran, run, unchecked)))
         print(f"\nrecorded {len(current)} findings in {args.judged}", file=sys.stderr)
+    return 0
+
+
+def refusal(path: Path, batch: firstsight.Batch, freeze: bool, commit: str) -> str:
+    """Why the batch is not run (or ""): its first scored run is the frozen one, so a batch is
+    scored before it is frozen only by the run that freezes it, and that run must name the
+    commit it belongs to."""
+    if freeze and batch.first_sight:
+        return (
+            f"{path} already holds its first sight (chatbound {batch.first_sight['chatbound_commit']} "
+            f"on {batch.first_sight['date']}): the first-sight figures never move, run it without --freeze"
+        )
+    if not freeze and not batch.first_sight:
+        return f"{path} has no first sight yet: its first scored run is the frozen one, so run it with --freeze"
+    if freeze and " " in commit:
+        return f"not frozen: the commit under test is unverified ({commit}); run with --install"
+    return ""
+
+
+def score_batch(path: Path, batch: firstsight.Batch, outcomes: list[Outcome], commit: str, freeze: bool) -> int:
+    """Score the run against the batch and print it; with `freeze`, write it into the batch as its
+    first sight, unless a project did not run (then nothing is scored or shown: the first sight
+    must cover the whole batch)."""
+    ran = {o.project.name for o in outcomes if o.ran}
+    not_run = [o for o in outcomes if not o.ran]
+    if freeze and (not_run or len(outcomes) < len(load_projects(path))):
+        print("\n".join(render_runs(outcomes)))
+        print(
+            f"\nnot frozen, nothing scored: {len(not_run)} project(s) did not run and every project of the "
+            "batch must (no --only)",
+            file=sys.stderr,
+        )
+        return 2
+    result = firstsight.score(batch, [f for o in outcomes for f in o.findings], ran)
+    print(render_batch(batch, result, outcomes, commit, ran))
+    if freeze:
+        firstsight.freeze(path, result, {"chatbound_commit": commit, "date": date.today().isoformat()})
+        print(f"\nfroze the first sight of {path}: {len(result.marks)} findings", file=sys.stderr)
     return 0
 
 
