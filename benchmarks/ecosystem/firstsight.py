@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from judged import Finding
+from judged import Finding, finding_lines
 
 try:
     import tomllib
@@ -126,14 +126,7 @@ def dumps(result: Result, run: dict[str, str]) -> str:
         lines += [
             "",
             "[[first_sight.finding]]",
-            f"project = {json.dumps(f.project)}",
-            f"rule = {json.dumps(f.rule)}",
-            f"path = {json.dumps(f.path)}",
-            *([f"cell = {f.cell}"] if f.cell else []),
-            f"line = {f.line}",
-            f"end_line = {f.end_line}",
-            f"fingerprint = {json.dumps(f.fingerprint)}",
-            f"message = {json.dumps(f.message)}",
+            *finding_lines(f),
             f"match = {json.dumps(match)}",
         ]
     return "\n".join(lines) + "\n"

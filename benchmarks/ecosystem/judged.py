@@ -187,14 +187,7 @@ def dumps(judged: Judged) -> str:
         lines += [
             "",
             "[[finding]]",
-            f"project = {json.dumps(f.project)}",
-            f"rule = {json.dumps(f.rule)}",
-            f"path = {json.dumps(f.path)}",
-            *_cell(f.cell),
-            f"line = {f.line}",
-            f"end_line = {f.end_line}",
-            f"fingerprint = {json.dumps(f.fingerprint)}",
-            f"message = {json.dumps(f.message)}",
+            *finding_lines(f),
             f"verdict = {json.dumps(f.verdict)}",
             f"reason = {json.dumps(f.reason)}",
         ]
@@ -222,6 +215,20 @@ def _with_verdict(current: Finding, recorded: Finding) -> Finding:
 
 def _cell(cell: int) -> list[str]:
     return [f"cell = {cell}"] if cell else []
+
+
+def finding_lines(f: Finding) -> list[str]:
+    """What names a finding, as TOML lines: the same in judged.toml and in a batch's first sight."""
+    return [
+        f"project = {json.dumps(f.project)}",
+        f"rule = {json.dumps(f.rule)}",
+        f"path = {json.dumps(f.path)}",
+        *_cell(f.cell),
+        f"line = {f.line}",
+        f"end_line = {f.end_line}",
+        f"fingerprint = {json.dumps(f.fingerprint)}",
+        f"message = {json.dumps(f.message)}",
+    ]
 
 
 def _order(f: Finding) -> tuple:
