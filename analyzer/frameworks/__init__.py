@@ -57,7 +57,6 @@ from chatbound.frameworks import (
     chat_memories,
     crewai,
     langgraph,
-    langgraph_functional,
     llama_index,
     mcp,
     openai_agents,
@@ -65,6 +64,7 @@ from chatbound.frameworks import (
     smolagents,
     swarm,
 )
+from chatbound.frameworks.langgraph import functional as langgraph_functional
 from chatbound.frameworks.mcp_servers import Server, known_server
 from chatbound.frameworks.vocabulary import Handoff, Kept
 

@@ -15,7 +15,7 @@ Checked against langgraph 1.2.24:
   run sends the whole thread again.
 - Bounds: a trimming call (`trim_messages`, `bounded_view`) or a slice between `previous` and
   the send, or a slice of what is saved. The fix is LangGraph's own: `trim_messages` at the
-  send (`chatbound.frameworks.langgraph`, storage "checkpoint"), which leaves the save whole.
+  send (`chatbound.frameworks.langgraph.state`, storage "checkpoint"), which leaves the save whole.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import re
 
 import libcst as cst
 
-from chatbound.frameworks.langgraph import NODE_ADVICE
+from chatbound.frameworks.langgraph.state import NODE_ADVICE
 from chatbound.frameworks.vocabulary import Kept
 from chatbound.syntax.messages import callee_name, is_whole_slice
 from chatbound.syntax.tree import walk
