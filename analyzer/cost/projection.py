@@ -15,6 +15,7 @@ history rules after the rules ran, as structured ``properties["projection"]`` an
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -231,12 +232,24 @@ def _contains(outer: Span, inner: Span) -> bool:
     )
 
 
-def enclosing_call(spans: dict[Span, cst.CSTNode], span: Span) -> cst.Call | None:
-    """The innermost call whose source range holds ``span``: the send."""
-    calls = [(s, n) for s, n in spans.items() if isinstance(n, cst.Call) and _contains(s, span)]
-    if not calls:
+class Calls:
+    """The calls among ``spans`` sorted by where they start, so that the innermost one holding a
+    span is found by a search back from that span's start, not by a scan of every node."""
+
+    def __init__(self, spans: dict[Span, cst.CSTNode]) -> None:
+        found = sorted(
+            ((s.line, s.col, -s.end_line, -s.end_col), s, n) for s, n in spans.items() if isinstance(n, cst.Call)
+        )
+        self.keys = [key for key, _, _ in found]
+        self.calls = [(s, n) for _, s, n in found]
+
+    def enclosing(self, span: Span) -> cst.Call | None:
+        """The innermost call whose source range holds ``span``: the send."""
+        for i in range(bisect.bisect_right(self.keys, (span.line, span.col, 0, 0)) - 1, -1, -1):
+            outer, call = self.calls[i]
+            if _contains(outer, span):
+                return call
         return None
-    return max(calls, key=lambda item: (item[0].line, item[0].col, -item[0].end_line, -item[0].end_col))[1]
 
 
 def _module_strings(module: cst.Module) -> dict[str, str]:
@@ -376,7 +389,7 @@ def attach_projections(
     counted; the files read go to ``data_files``."""
     if not any(f.rule_id in PROJECTED_RULES for f in findings):
         return list(findings)
-    spans = node_spans(wrapper)
+    calls = Calls(node_spans(wrapper))
     encoding = options.get("encoding", DEFAULT_ENCODING)
     count = get_encoder(encoding)
     out = []
@@ -384,7 +397,7 @@ def attach_projections(
         if finding.rule_id not in PROJECTED_RULES:
             out.append(finding)
             continue
-        prompt = system_prompt(module, enclosing_call(spans, finding.span), directory, data_files)
+        prompt = system_prompt(module, calls.enclosing(finding.span), directory, data_files)
         projection = project(
             turn_tokens=int(options.get("turn-tokens", DEFAULT_TURN_TOKENS)),
             system_tokens=count(event_text(Message("system", prompt))) if prompt else 0,

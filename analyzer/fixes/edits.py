@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from chatbound.findings import Edit, Finding, Fix, Span
-from chatbound.syntax.visitors import children
+from chatbound.fixes.index import located, module_index
 
 WINDOW_TURNS = 10
 BOUNDED_IMPORT = "from chatbound.compaction import bounded_view"
@@ -102,59 +101,9 @@ def name_is_taken(module: cst.Module, name: str, statement: str) -> bool:
     return f"{base}.{name}" not in imported_names(module) and name in module_index(module).names
 
 
-@dataclass
-class ModuleIndex:
-    """What the fixes look up in a module, collected in one walk."""
-
-    names: set = field(default_factory=set)
-    growth_calls: list = field(default_factory=list)
-    assigns: list = field(default_factory=list)
-
-
-_INDEXES: dict[int, tuple[cst.Module, ModuleIndex]] = {}
-
-
-def walk_down(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(children(node)))
-
-
-def module_index(module: cst.Module) -> ModuleIndex:
-    cached = _INDEXES.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    index = ModuleIndex()
-    for node in walk_down(module):
-        if isinstance(node, cst.Name):
-            index.names.add(node.value)
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            index.assigns.append(node)
-        elif (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in ("append", "extend", "insert")
-        ):
-            index.growth_calls.append(node)
-    _INDEXES.clear()  # one module at a time
-    _INDEXES[id(module)] = (module, index)
-    return index
-
-
 def innermost(wrapper: MetadataWrapper, span: Span, kind) -> cst.CSTNode | None:
     """The innermost node of ``kind`` whose lines hold ``span``."""
-    found, start = None, 0
-    for node, where in wrapper.resolve(PositionProvider).items():
-        if (
-            isinstance(node, kind)
-            and where.start.line <= span.line
-            and span.end_line <= where.end.line
-            and where.start.line >= start
-        ):
-            found, start = node, where.start.line
-    return found
+    return located(wrapper).innermost(span, kind)
 
 
 def replace_span(
@@ -184,15 +133,7 @@ EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_a
 
 def call_at(wrapper: MetadataWrapper, span: Span) -> cst.Call | None:
     """The call whose 1-based span is ``span``."""
-    for node, where in wrapper.resolve(PositionProvider).items():
-        if isinstance(node, cst.Call) and (
-            where.start.line,
-            where.start.column + 1,
-            where.end.line,
-            where.end.column + 1,
-        ) == (span.line, span.col, span.end_line, span.end_col):
-            return node
-    return None
+    return located(wrapper).call_at(span)
 
 
 def span_of(wrapper: MetadataWrapper, node: cst.CSTNode) -> Span:

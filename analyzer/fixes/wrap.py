@@ -38,15 +38,13 @@ from chatbound.fixes.edits import (
     HISTORY_STAYS,
     WINDOW_TURNS,
     innermost,
-    module_index,
     replace_span,
     source_lines,
     text_at,
-    walk_down,
 )
+from chatbound.fixes.index import callee, located, module_index, spelled, walk_down
 from chatbound.syntax.messages import is_negative, slice_of
 from chatbound.syntax.values import literal
-from chatbound.syntax.visitors import children
 
 UNBOUNDED = "MEMORY-UNBOUNDED-HISTORY"
 SPLITS_TURN = "MEMORY-WINDOW-SPLITS-TURN"
@@ -88,19 +86,25 @@ TAILS = {
 
 
 def _appended(
-    module: cst.Module, wrapper: MetadataWrapper, names: set[str], lines: set[int]
+    module: cst.Module,
+    wrapper: MetadataWrapper,
+    names: set[str],
+    lines: set[int],
+    klass: cst.ClassDef | None = None,
 ) -> list[cst.BaseExpression]:
-    """Values added to the history: `.append/.extend/.insert` on one of ``names`` or on a
-    growth line, and the list literals of `h = h + [...]` / `h += [...]` on growth lines."""
-    positions = wrapper.resolve(PositionProvider)
+    """Values added to the history: `.append/.extend/.insert` on one of ``names`` (`self.x` of
+    ``klass``) or on a growth line, and the list literals of `h = h + [...]` / `h += [...]` on
+    growth lines."""
     found: list[cst.BaseExpression] = []
-    index = module_index(module)
-    for call in index.growth_calls:
-        receiver = " ".join(module.code_for_node(call.func.value).split())
-        if call.args and (receiver in names or positions[call].start.line in lines):
+    index, where = module_index(module), located(wrapper)
+    calls = [call for name in names for call in index.growth_of(name, klass)]
+    calls += [call for line in lines for call in where.growth_by_line.get(line, ())]
+    for call in index.in_order(calls):
+        if call.args:
             found.append(call.args[-1].value)
-    for node in index.assigns:
-        if not isinstance(node, cst.AnnAssign) and positions[node].start.line in lines:
+    assigns = [node for line in lines for node in where.assigns_by_line.get(line, ())]
+    for node in index.in_order(assigns):
+        if not isinstance(node, cst.AnnAssign):
             lists = [n for n in walk_down(node.value) if isinstance(n, cst.List)]
             found.extend(lists if lists else [_Joined(node.value)])  # `story += f"..."`
     return found
@@ -113,22 +117,12 @@ class _Joined:
     value: cst.BaseExpression
 
 
-def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
-    """Names assigned exactly once in the module (any scope), with the value."""
-    seen: dict[str, list] = {}
-    for node in module_index(module).assigns:
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            seen.setdefault(node.targets[0].target.value, []).append(node.value)
-    return {name: values[0] for name, values in seen.items() if len(values) == 1}
-
-
 def _declared_text(module: cst.Module, names: set[str]) -> bool:
     """`self.h: list[str] = []`: the history is declared to hold text."""
-    for node in (n for n in module_index(module).assigns if isinstance(n, cst.AnnAssign)):
-        annotation = module.code_for_node(node.annotation.annotation).replace(" ", "")
-        if annotation in ("list[str]", "List[str]") and module.code_for_node(node.target) in names:
-            return True
-    return False
+    return any(
+        annotation in ("list[str]", "List[str]") and target in names
+        for target, annotation in module_index(module).annotated
+    )
 
 
 def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding, history: str) -> str:
@@ -140,35 +134,34 @@ def message_shape(module: cst.Module, wrapper: MetadataWrapper, finding: Finding
     if finding.properties.get("roles"):
         return "messages"  # role messages, as the module that grows the history shows
     sent = {" ".join(history.split()), str(finding.properties.get("expression", ""))}
+    klass = innermost(wrapper, finding.span, cst.ClassDef)  # whose `self.x` the history is
     if str(finding.properties.get("history", "")) not in sent:  # a list built from the history
-        shape = _shape(module, _appended(module, wrapper, sent, set()), sent)
+        shape = _shape(module, _appended(module, wrapper, sent, set(), klass), sent)
         if shape == "messages":
             return shape
     names = sent | {str(finding.properties.get("history", ""))}
-    own = _assigned(module, innermost(wrapper, finding.span, cst.FunctionDef), names)
+    own = _assigned(module, innermost(wrapper, finding.span, cst.FunctionDef), names, klass)
     if any(_is_text(value) for value in own):  # the history itself may be a string
         return "string" if all(_is_text(v) and not _reads_names(v) for v in own) else "text"
-    return _shape(module, _appended(module, wrapper, names, set(finding.properties.get("growth_lines", ()))), names)
+    growth = set(finding.properties.get("growth_lines", ()))
+    return _shape(module, _appended(module, wrapper, names, growth, klass), names)
 
 
-def _assigned(module: cst.Module, function: cst.FunctionDef | None, names: set[str]) -> list[cst.BaseExpression]:
+def _assigned(
+    module: cst.Module, function: cst.FunctionDef | None, names: set[str], klass: cst.ClassDef | None = None
+) -> list[cst.BaseExpression]:
     """The values ``names`` are set to (`=`, not `+=`): in ``function`` when it sets one of
-    them, else anywhere in the module."""
+    them, else anywhere in the module (`self.x`: anywhere in ``klass``)."""
+    index = module_index(module)
+    everywhere = [value for name in names for value in index.assigned(name, klass)]
+    if function is None or not everywhere:
+        return index.in_order(everywhere)
+    local = [value for value in everywhere if _inside(index, value, function)]
+    return index.in_order(local or everywhere)
 
-    def values(nodes) -> list:
-        return [
-            node.value
-            for node in nodes
-            if isinstance(node, (cst.Assign, cst.AnnAssign))
-            and node.value is not None
-            and " ".join(
-                module.code_for_node(node.targets[0].target if isinstance(node, cst.Assign) else node.target).split()
-            )
-            in names
-        ]
 
-    local = values(walk_down(function)) if function is not None else []
-    return local or values(module_index(module).assigns)
+def _inside(index, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    return outer in index.path_to(node)
 
 
 def _reads_names(value: cst.BaseExpression) -> bool:
@@ -177,7 +170,7 @@ def _reads_names(value: cst.BaseExpression) -> bool:
 
 
 def _shape(module: cst.Module, values: list, names: set[str]) -> str:
-    bound = _bound_once(module)
+    bound = module_index(module).bound_once
     seen: set[int] = set()
     shapes = set()
     if _declared_text(module, names):
@@ -211,7 +204,7 @@ def _is_text(value: cst.BaseExpression) -> bool:
         return True
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
         return _is_text(value.left) or _is_text(value.right)
-    if isinstance(value, cst.Call) and _callee(value) in ("join", "str", "format", "strip"):
+    if isinstance(value, cst.Call) and callee(value) in ("join", "str", "format", "strip"):
         return True
     return bool(TEXT.search(cst.Module([]).code_for_node(value)))
 
@@ -330,21 +323,8 @@ def _send_context(module: cst.Module, wrapper: MetadataWrapper, span: Span) -> t
     """How the expression at ``span`` is sent, and its node: "text call" (a call of a function
     of this module that returns text: `prompt=self.render()`), "text" (joined, iterated or
     formatted into text) or "messages" (the value itself, or an item list built from it)."""
-    positions = wrapper.resolve(PositionProvider)
-    where = (span.line, span.col - 1, span.end_line, span.end_col - 1)
-    path = _path_to(
-        module,
-        lambda node: (
-            node in positions
-            and (
-                positions[node].start.line,
-                positions[node].start.column,
-                positions[node].end.line,
-                positions[node].end.column,
-            )
-            == where
-        ),
-    )
+    node = located(wrapper).node_at(span)
+    path = module_index(module).path_to(node) if node is not None else []
     if not path:
         return "messages", None
     node = path[-1]
@@ -363,17 +343,17 @@ def _read_in_renderer(module: cst.Module, wrapper: MetadataWrapper, finding: Fin
     """The finding moved to the one place the rendering function reads the history, when the
     function is defined once, called once (at this send: bounding it bounds nothing the user
     sees) and reads the history once; else None."""
-    name = _callee(call)
+    name = callee(call)
     history = " ".join(str(finding.properties.get("history", "")).split())
-    functions = [n for n in walk_down(module) if isinstance(n, cst.FunctionDef) and n.name.value == name]
-    calls = [n for n in walk_down(module) if isinstance(n, cst.Call) and _callee(n) == name]
+    index = module_index(module)
+    functions = index.functions.get(name, []) if name is not None else []
+    calls = index.calls_by_callee.get(name, [])
     if len(functions) != 1 or len(calls) != 1 or not history:
         return None
     reads = [
         n
         for n in walk_down(functions[0].body)
-        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript))
-        and " ".join(module.code_for_node(n).split()) == history
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)) and spelled(module, n) == history
     ]
     if len(reads) != 1:
         return None
@@ -381,28 +361,12 @@ def _read_in_renderer(module: cst.Module, wrapper: MetadataWrapper, finding: Fin
     return replace(finding, span=Span(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1))
 
 
-def _callee(call: cst.Call) -> str | None:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
-
-
-def _path_to(module: cst.Module, found) -> list:
-    """The nodes from ``module`` down to the first node ``found`` accepts ([] when none)."""
-    stack = [(module, [module])]
-    while stack:
-        node, path = stack.pop()
-        if found(node):
-            return path
-        stack.extend((child, path + [child]) for child in reversed(children(node)))
-    return []
-
-
 def _returns_text(module: cst.Module, call: cst.Call) -> bool:
     """A call of a function or method of this module that returns text."""
-    name = _callee(call)
+    name = callee(call)
     returns = [
         node.value
-        for function in walk_down(module)
-        if isinstance(function, cst.FunctionDef) and function.name.value == name
+        for function in (module_index(module).functions.get(name, []) if name is not None else [])
         for node in walk_down(function.body)
         if isinstance(node, cst.Return) and node.value is not None
     ]

@@ -70,12 +70,11 @@ from chatbound.fixes.edits import (
     innermost,
     keyword_added,
     keywords_of,
-    module_index,
     replace_span,
     span_of,
     text_at,
-    walk_down,
 )
+from chatbound.fixes.index import module_index, walk_down
 from chatbound.syntax.messages import callee_name, is_bounding_name
 
 TOKEN_LIMIT = 3000

@@ -50,8 +50,8 @@ from chatbound.fixes.edits import (
     store_edit,
     stores_of,
     text_at,
-    walk_down,
 )
+from chatbound.fixes.index import walk_down
 from chatbound.frameworks.versions import pinned, version_tuple
 from chatbound.frameworks.vocabulary import Handoff, Kept, links
 from chatbound.syntax.messages import callee_name
