@@ -193,7 +193,7 @@ def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypa
 
 
 def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again(write, monkeypatch, parses):
-    import chatbound.run.pipeline as analysis
+    import chatbound.syntax.parse as analysis
 
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
     monkeypatch.chdir(root)
