@@ -52,8 +52,9 @@ class MemorySharedAcrossUsers(ChatRule):
     list, a class attribute, or an attribute of the one instance the process builds, grown with
     the caller's turn and sent to a model by an entry point that serves many users (a FastAPI,
     Flask, Quart or aiohttp route, a Slack, Discord or Telegram handler, a Gradio or Chainlit
-    callback), or by a function of the module such an entry point calls. Reported where the
-    history is sent, with its definition, the entry point and the growth as related locations.
+    callback, in a module that imports that framework), or by a function of the module such an
+    entry point calls. Reported where the history is sent, with its definition, the entry point
+    and the growth as related locations.
 
     A history keyed by who asks (`sessions[user_id]`), Streamlit's `session_state`, Chainlit's
     `user_session`, Gradio's `history` argument and a list built for one request are per user;

@@ -17,7 +17,7 @@ import libcst as cst
 
 from chatbound.syntax.messages import callee_name
 from chatbound.vocabulary.facts import Flow
-from chatbound.vocabulary.servers import BARE_EVENTS, DECORATOR_VERBS, HANDLER_CALLS, IDENTITY
+from chatbound.vocabulary.servers import BARE_EVENTS, DECORATOR_VERBS, HANDLER_CALLS, IDENTITY, SERVER_PACKAGES
 
 SHARED_KINDS = ("module", "attribute")  # lasting state with no key: one value per process
 
@@ -42,8 +42,11 @@ class Shared:
 
 
 def entries(facts) -> dict[int, Entry]:
-    """The module's entry points, by the function's id."""
+    """The module's entry points, by the function's id: none unless the module imports a
+    package that serves many users (`SERVER_PACKAGES`)."""
     found: dict[int, Entry] = {}
+    if not any(name.lstrip(".").split(".")[0] in SERVER_PACKAGES for name in facts.nodes.imports):
+        return found
     for function in facts.nodes.functions:
         for decorator in function.decorators:
             if _serves(decorator.decorator, function):

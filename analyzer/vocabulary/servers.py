@@ -20,6 +20,12 @@ from __future__ import annotations
 
 import re
 
+# the packages whose processes serve many users: a module registers an entry point only when it imports one
+# (`@cache.get(...)`, a click or typer `@cli.command()` serve no one)
+SERVER_PACKAGES = frozenset(
+    "fastapi starlette flask quart aiohttp sanic litestar django slack_bolt discord aiogram telebot telegram "
+    "chainlit gradio".split()
+)
 # `@<receiver>.<verb>(...)`: the verb after the last dot of a decorator
 ROUTE_VERBS = frozenset("get post put patch delete route api_route websocket".split())
 BOT_VERBS = frozenset(
