@@ -197,6 +197,30 @@ NEAR_MISSES = {
             "    AgentTool(agent=critic), AgentTool(agent=editor), save_draft])\n"
         ),
     },
+    "MEMORY-SHARED-ACROSS-USERS": {
+        "a module list grown by a click command: one user per process": (
+            "import click\nhistory = []\n"
+            "@click.group()\ndef cli():\n    pass\n"
+            "@cli.command()\n@click.argument('q')\ndef ask(q):\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+            "    print(client.chat.completions.create(model='m', messages=history))\n"
+        ),
+        "a route growing a module-level log it never sends": (
+            "log = []\nclient = OpenAI()\n@app.post('/chat')\ndef chat(q: str):\n"
+            "    log.append({'role': 'user', 'content': q})\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': q}])\n"
+        ),
+        "a route sending a module-level list of examples it never grows": (
+            "EXAMPLES = [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'hello'}]\n"
+            "@app.get('/greet')\ndef greet(q: str):\n"
+            "    return client.chat.completions.create(model='m', messages=EXAMPLES + [{'role': 'user', 'content': q}])\n"
+        ),
+        "a cache decorator whose verb is get, over a function that keeps a module list": (
+            "history = []\n@cache.get('answers')\ndef answer(q):\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+            "    return client.chat.completions.create(model='m', messages=history)\n"
+        ),
+    },
     "PROMPT-OVERSIZED-SYSTEM": {
         "a parameter named system_prompt": (
             "def ask(client, system_prompt, q):\n"

@@ -1,0 +1,347 @@
+"""MEMORY-SHARED-ACROSS-USERS: one history kept for every user of a server or bot, so each
+caller's request carries everyone else's conversation."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from chatbound.analysis.chat import ChatRule, may_chat_tree
+from chatbound.analysis.rule import Invalid
+from chatbound.analysis.sharing import Shared, shared_flows
+from chatbound.findings import Severity
+from chatbound.syntax.stdlib_tree import PythonTree
+from chatbound.vocabulary.servers import DECORATOR_VERBS, HANDLER_CALLS
+from chatbound.vocabulary.sinks import triggers
+
+ADVICE = (
+    "Keep one history per user or conversation, keyed by an id the server mints from the signed-in user "
+    "(a session, the bot event's user or channel id), never one list for the whole process."
+)
+KEYED = (
+    "Key the history by who asks: keep `histories: dict[str, list] = {{}}` and use "
+    "`histories.setdefault({identity}, [])` where `{history}` is used, with `{identity}` minted on the server "
+    "from the signed-in user, not taken as the client sends it."
+)
+
+
+def may_serve_tree(tree: PythonTree) -> bool:
+    """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
+    handler registration), on CPython's tree: every entry the analysis finds is one of these."""
+    for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in HANDLER_CALLS:
+                return True
+            continue
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(target, ast.Attribute) and target.attr in DECORATOR_VERBS:
+                return True
+    return False
+
+
+class MemorySharedAcrossUsers(ChatRule):
+    """
+    ## What it does
+    Flags a chat history that one server or bot process keeps for every user: a module-level
+    list, a class attribute, or an attribute of the one instance the process builds, grown with
+    the caller's turn and sent to a model by an entry point that serves many users (a FastAPI,
+    Flask, Quart or aiohttp route, a Slack, Discord or Telegram handler, a Gradio or Chainlit
+    callback, in a module that imports that framework), or by a function of the module such an
+    entry point calls. Reported where the history is sent, with its definition, the entry point
+    and the growth as related locations.
+
+    A history keyed by who asks (`sessions[user_id]`), Streamlit's `session_state`, Chainlit's
+    `user_session`, Gradio's `history` argument and a list built for one request are per user;
+    a command-line loop or a notebook has one user. None of them is reported.
+
+    ## Why is this bad?
+    The process answers everyone, so the list holds every caller's turns: customer B's request
+    sends customer A's conversation to the model, and the answer can show it back to B. That is
+    a data leak before it is a cost, and the shared history also grows with the traffic of the
+    whole service, not one session.
+
+    ## Example
+    ```python
+    from fastapi import FastAPI
+    from openai import OpenAI
+
+    app = FastAPI()
+    client = OpenAI()
+    history = []
+
+    @app.post("/chat")
+    def chat(user_id: str, text: str):
+        history.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o", messages=history)
+        history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply.choices[0].message.content
+    ```
+
+    ## Use instead
+    ```python
+    from fastapi import FastAPI
+    from openai import OpenAI
+
+    app = FastAPI()
+    client = OpenAI()
+    histories: dict[str, list] = {}
+
+    @app.post("/chat")
+    def chat(user_id: str, text: str):
+        history = histories.setdefault(user_id, [])
+        history.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o", messages=history)
+        history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply.choices[0].message.content
+    ```
+    Key the history by a conversation id the server mints from the signed-in user (a session or
+    the authenticated user), not by a value the client may choose. The history then still needs
+    a bound (MEMORY-UNBOUNDED-HISTORY).
+
+    ## Fix
+    Advice only: the message names the entry point's parameter that says who asks when it has
+    one (`user_id`, `session_id`, `chat_id`, ...); whether that value is trusted is for the
+    application to say.
+
+    ## Frameworks covered
+    FastAPI, Flask, Quart and aiohttp routes; Slack Bolt, discord.py (commands, cogs,
+    `on_message`), aiogram, pyTelegramBotAPI and python-telegram-bot handlers; Chainlit's
+    `@cl.on_message`; Gradio's `ChatInterface` and event listeners. Checked in their sources for
+    the versions in `chatbound/vocabulary/servers.py`.
+    """
+
+    ID = "MEMORY-SHARED-ACROSS-USERS"
+    NAME = "memory-shared-across-users"
+    SEVERITY = Severity.HIGH
+    SUMMARY = "One chat history serves every user of a server or bot: each request carries the others' conversations."
+    TAGS = ("privacy", "llm", "memory")
+    TRIGGERS = triggers()  # a model call (the send a finding needs)
+
+    @staticmethod
+    def may_report_tree(tree: PythonTree, options: dict) -> bool:  # type: ignore[override]  # the ClassVar hook
+        """Most files with a model call serve no one: no entry point, nothing to report."""
+        return may_chat_tree(tree) and may_serve_tree(tree)
+
+    VALID = [
+        # keyed by who asks
+        """
+from fastapi import FastAPI
+from openai import OpenAI
+
+app = FastAPI()
+client = OpenAI()
+histories = {}
+
+@app.post("/chat")
+def chat(user_id: str, text: str):
+    history = histories.setdefault(user_id, [])
+    history.append({"role": "user", "content": text})
+    return client.chat.completions.create(model="gpt-4o", messages=history)
+""",
+        # a list built for one request
+        """
+from flask import Flask, request
+from openai import OpenAI
+
+app = Flask(__name__)
+client = OpenAI()
+
+@app.route("/ask", methods=["POST"])
+def ask():
+    messages = [{"role": "system", "content": "Be brief."}]
+    messages.append({"role": "user", "content": request.json["q"]})
+    return client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content
+""",
+        # one user: a command-line loop
+        """
+from openai import OpenAI
+
+client = OpenAI()
+history = []
+while True:
+    history.append({"role": "user", "content": input("> ")})
+    reply = client.chat.completions.create(model="gpt-4o", messages=history)
+    history.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
+        # Chainlit's user_session is per user
+        """
+import chainlit as cl
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+@cl.on_message
+async def main(message: cl.Message):
+    history = cl.user_session.get("history")
+    history.append({"role": "user", "content": message.content})
+    reply = await client.chat.completions.create(model="gpt-4o", messages=history)
+    await cl.Message(reply.choices[0].message.content).send()
+""",
+        # an instance built per request is the caller's own
+        """
+from fastapi import FastAPI
+from openai import OpenAI
+
+app = FastAPI()
+client = OpenAI()
+
+class Assistant:
+    def __init__(self):
+        self.messages = []
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        return client.chat.completions.create(model="gpt-4o", messages=self.messages)
+
+@app.post("/chat")
+def chat(text: str):
+    return Assistant().ask(text)
+""",
+        # a fixed list of examples read by every request, never grown with a caller's turn
+        """
+from fastapi import FastAPI
+from openai import OpenAI
+
+app = FastAPI()
+client = OpenAI()
+EXAMPLES = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]
+
+@app.post("/solve")
+def solve(text: str):
+    return client.chat.completions.create(model="gpt-4o", messages=[*EXAMPLES, {"role": "user", "content": text}])
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+from fastapi import FastAPI
+from openai import OpenAI
+
+app = FastAPI()
+client = OpenAI()
+history = []
+
+@app.post("/chat")
+def chat(user_id: str, text: str):
+    history.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=history)
+    history.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return reply.choices[0].message.content
+""",
+            12,
+            69,
+            12,
+            76,
+        ),
+        # a discord.py cog's class attribute: one cog serves every guild
+        Invalid(
+            """
+from discord.ext import commands
+from openai import OpenAI
+
+client = OpenAI()
+
+class Chat(commands.Cog):
+    chat_history = []
+
+    @commands.command()
+    async def chat(self, ctx, *, text):
+        self.chat_history.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o", messages=self.chat_history)
+        await ctx.send(reply.choices[0].message.content)
+""",
+            13,
+            73,
+        ),
+        # python-telegram-bot: a handler reaching a module-level assistant
+        Invalid(
+            """
+from openai import OpenAI
+from telegram.ext import Application, MessageHandler, filters
+
+client = OpenAI()
+
+class Assistant:
+    def __init__(self):
+        self.messages = []
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        return client.chat.completions.create(model="gpt-4o", messages=self.messages)
+
+assistant = Assistant()
+
+async def reply(update, context):
+    await update.message.reply_text(assistant.ask(update.message.text).choices[0].message.content)
+
+app = Application.builder().token("T").build()
+app.add_handler(MessageHandler(filters.TEXT, reply))
+""",
+            13,
+            72,
+        ),
+        # Gradio: the chat function appends to a module list instead of using its history argument
+        Invalid(
+            """
+import gradio as gr
+from openai import OpenAI
+
+client = OpenAI()
+log = []
+
+def respond(message, history):
+    log.append({"role": "user", "content": message})
+    reply = client.chat.completions.create(model="gpt-4o", messages=log)
+    log.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return reply.choices[0].message.content
+
+gr.ChatInterface(respond).launch()
+""",
+            10,
+            69,
+        ),
+    ]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.may_chat():
+            return
+        for shared in shared_flows(self.chat_facts()):
+            self._report(shared)
+
+    def _report(self, shared: Shared) -> None:
+        facts = self.chat_facts()
+        history = shared.flow.history
+        name = history.storage.label
+        lines = ", ".join(str(self.span(g).line) for g in shared.growth)
+        where = f"the function `{shared.entry.function.name.value}` ({shared.entry.how})"
+        message = (
+            f"`{name}` is one history for every user: {where} serves each caller from this process, adds the "
+            f"caller's turn to it (line{'s' if len(shared.growth) > 1 else ''} {lines}) and sends it whole to "
+            f"{shared.flow.sink.api}, so one user's request carries every other user's conversation, and the "
+            "answer can show it back to them."
+        )
+        identity = shared.identity
+        suggestion = KEYED.format(identity=identity, history=name) if identity else ADVICE
+        related = [self.related(d, f"`{name}` is defined here, once per process") for d in history.definitions[:1]]
+        related.append(self.related(shared.entry.node, "this entry point serves every user"))
+        related += [self.related(g, "a caller's turn is added here") for g in shared.growth[:1]]
+        self.report(
+            shared.flow.use.node,
+            message,
+            suggestion=suggestion,
+            related=related,
+            properties={
+                "history": name,
+                "storage": history.storage.kind,
+                "entry": shared.entry.function.name.value,
+                "identity": identity,
+                "sink": shared.flow.sink.api,
+                "code": facts.code(shared.flow.use.node),
+            },
+        )
