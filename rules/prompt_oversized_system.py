@@ -2,90 +2,22 @@
 
 from __future__ import annotations
 
-import ast
-import os
 import re
-from dataclasses import replace
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
 
-from chatbound import frameworks
-from chatbound.analysis.project.imports import imports_of
+from chatbound.analysis.prompts import (
+    FRAMEWORK_PROMPT_TRIGGERS,
+    OversizedImported,
+    SystemPrompts,
+    has_system_prompt_place,
+    may_exceed,
+)
 from chatbound.analysis.rule import Invalid, Option, Rule, Valid
-from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.findings import Severity
-from chatbound.syntax.bytescan import literal_bytes
-from chatbound.syntax.messages import ast_callee_name, callee_name, string
 from chatbound.syntax.stdlib_tree import PythonTree
-from chatbound.syntax.texts import Text, text_of, text_root
-from chatbound.vocabulary.sinks import dotted
+from chatbound.syntax.texts import Text
 from chatbound.vocabulary.summaries import RemoteText
-
-SYSTEM_ROLES = ("system", "developer")
-SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
-PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
-SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
-READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.syntax.texts)
-IMPORTS = re.compile(rb"^[ \t]*(?:from|import)[ \t]", re.M)  # a prompt kept in another module
-
-
-def _text(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _call_contents(call: ast.Call) -> list[ast.AST]:
-    """What `visit_Call` below takes a system prompt from, on CPython's tree."""
-    name = ast_callee_name(call)
-    if name == "count_tokens":
-        return []
-    keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-    found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *frameworks.INSTRUCTIONS) if k in keywords]
-    if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
-        found.append(keywords["content"])
-    if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
-        found.append(keywords["prompt"])
-    if name in SYSTEM_MESSAGE_CALLS:
-        found.append(call)  # its content, if any: a literal or a name
-    if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
-        found.append(call)  # a framework assembles the prompt from parts (CrewAI's backstory, its YAML config)
-    return found
-
-
-def has_system_prompt_place(tree: PythonTree) -> bool:
-    """Whether the file sends a text as a system prompt (the visits of PromptOversizedSystem,
-    on CPython's tree, without resolving the text): a system message, a system keyword. A
-    place holding only a name neither assigned nor imported in the module (a parameter) has
-    no text, as in leave_Module."""
-    known: set[str] = set()
-    places: list[ast.AST] = []
-    for node in tree.nodes(ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Dict, ast.Tuple, ast.Call):
-        kind = type(node)
-        if kind is ast.Assign or kind is ast.AnnAssign:
-            known.update(t.id for t in (node.targets if kind is ast.Assign else [node.target]) if type(t) is ast.Name)
-        elif kind is ast.ImportFrom:
-            known.update(alias.asname or alias.name for alias in node.names)
-        elif kind is ast.Dict:
-            entries = {_text(k): v for k, v in zip(node.keys, node.values) if k is not None}
-            if _text(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
-                places.append(entries["content"])
-        elif kind is ast.Tuple:
-            if len(node.elts) == 2 and _text(node.elts[0]) == "system":
-                places.append(node.elts[1])
-        elif kind is ast.Call:
-            places.extend(_call_contents(node))
-    return any(type(place) is not ast.Name or place.id in known for place in places)
-
-
-def _string_key(element: cst.BaseDictElement) -> str | None:
-    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-        value = element.key.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
-    return {key: e.value for e in node.elements if (key := _string_key(e)) is not None}
 
 
 class PromptOversizedSystem(Rule):
@@ -202,7 +134,7 @@ class PromptOversizedSystem(Rule):
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
-        *frameworks.PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
+        *FRAMEWORK_PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
     )
 
     CROSS_MODULE = True  # a prompt kept in another module of the project, sent here
@@ -212,12 +144,7 @@ class PromptOversizedSystem(Rule):
         """A text over the limit needs that many bytes of string literals in the file (a token is
         at least a byte), unless it is read from a data file or imported from another module."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
-        return (
-            READS_FILE.search(source) is not None
-            or literal_bytes(source) > limit
-            or IMPORTS.search(source) is not None
-            or any(p.search(source) for p in frameworks.PROMPT_FILES)
-        )
+        return may_exceed(source, limit)
 
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:
@@ -357,199 +284,37 @@ class PromptOversizedSystem(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.limit = self.option("max-system-tokens")
-        # (expression, "sent" | "cached", the node that sends it)
-        self.candidates: list[tuple[cst.BaseExpression, str, cst.CSTNode]] = []
-        self.assigned: set[str] = set()  # names bound by `name = ...` anywhere in the module
-        self.agents: set[int] = set()  # ids of the framework agent calls whose conversation is asked about
-        self.bindings: dict[str, str] | None = None  # imported name -> target, read when a text is imported
-        self.assembled: list[cst.Call] = []  # calls a framework may build a system prompt for from parts
+        self.prompts = SystemPrompts(self, self.limit)  # fed the nodes below, asked at the end
 
     # --- where system prompts are sent -------------------------------------------------
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self.assigned.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        self.prompts.collect_assign(node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.assigned.add(node.target.value)
+        self.prompts.collect_ann_assign(node)
 
     def visit_Dict(self, node: cst.Dict) -> None:
-        entries = _entries(node)
-        if string(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
-            self._sent(entries["content"], node)
+        self.prompts.collect_dict(node)
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
-        if len(node.elements) == 2 and string(node.elements[0].value) == "system":
-            self._sent(node.elements[1].value, node)
+        self.prompts.collect_tuple(node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = callee_name(node)
-        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-        if name == "count_tokens":
-            return
-        if name == "dict" and string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
-            self._sent(keywords["content"], node)
-        for keyword in SYSTEM_KEYWORDS:
-            if keyword in keywords:
-                self._sent(keywords[keyword], node)
-        if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
-            self._sent(keywords["prompt"], node)
-        if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
-            positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
-            if content is not None:
-                self._sent(content, node)
-        if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
-            self.assembled.append(node)
-        instructions = [keywords[k] for k in frameworks.INSTRUCTIONS if k in keywords]
-        if instructions and frameworks.instructed_agent(
-            {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, ())}
-        ):
-            self.agents.add(id(node))
-            for content in instructions:
-                self._sent(content, node)
-
-    @staticmethod
-    def _is_system_template(call: cst.Call) -> bool:
-        """`SystemMessagePromptTemplate.from_template(...)`."""
-        func = call.func
-        return isinstance(func, cst.Attribute) and dotted(func.value)[-1] == "SystemMessagePromptTemplate"
-
-    def _sent(self, content: cst.BaseExpression, use: cst.CSTNode) -> None:
-        """A system content: a text, or a list of content blocks (Anthropic/OpenAI parts)."""
-        if not isinstance(content, (cst.List, cst.Tuple)):
-            self.candidates.append((content, "sent", use))
-            return
-        for element in content.elements:
-            if isinstance(element.value, cst.Dict):
-                entries = _entries(element.value)
-                if "text" in entries:
-                    kind = "cached" if "cache_control" in entries else "sent"
-                    self.candidates.append((entries["text"], kind, use))
-            elif not isinstance(element, cst.StarredElement):
-                self.candidates.append((element.value, "sent", use))
+        self.prompts.collect_call(node)
 
     # --- one finding per prompt text ------------------------------------------------
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for call in self.assembled:
-            self._assembled(call)
-        served = frameworks.served_agents(self, original_node) if self.agents else set()
-        texts: dict[int, tuple[Text, set[str], list[cst.CSTNode]]] = {}
-        imported: dict[RemoteText, tuple[set[str], list[cst.BaseExpression]]] = {}
-        for expression, kind, use in self.candidates:
-            if id(use) in self.agents and id(use) not in served:
-                continue  # an agent whose conversation the module does not show (run as a tool, a step)
-            local = not isinstance(expression, cst.Name) or expression.value in self.assigned
-            text = text_of(self, expression) if local else None
-            if text is None:
-                remote = self._imported_text(expression, use)
-                if remote is not None:
-                    kinds, uses = imported.setdefault(remote, (set(), []))
-                    kinds.add(kind)
-                    uses.append(expression)
-                continue
-            _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
-            kinds.add(kind)
-            uses.append(use)
-        sent = [
-            (text, uses) for text, kinds, uses in texts.values() if "sent" in kinds and self._may_exceed(text.value)
-        ]
-        remote_sent = [
-            (remote, uses)
-            for remote, (kinds, uses) in imported.items()
-            if "sent" in kinds and self._may_exceed(remote.value)
-        ]
-        if not sent and not remote_sent:
-            return
-        encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
-        encoding = encoder.encoding.removesuffix("_offline")
-        for text, uses in sent:
-            count = encoder(text.value)
-            if count > self.limit:
-                self._report(text, count, encoding, uses)
-        for remote, uses in remote_sent:
-            count = encoder(remote.value)
-            if count > self.limit:
-                self._report_imported(remote, count, encoding, uses[0])
-
-    def _beside_conversation(self, use: cst.CSTNode) -> bool:
-        """The system message opens a list that carries a conversation: `[system] + messages`,
-        `[system, *messages]` (each call of a tool loop or a chat resends it with the history)."""
-        element = self.get_metadata(ParentNodeProvider, use, None)
-        listed = self.get_metadata(ParentNodeProvider, element, None) if isinstance(element, cst.Element) else None
-        if not isinstance(listed, cst.List):
-            return False
-        if any(isinstance(e, cst.StarredElement) for e in listed.elements):
-            return True
-        joined = self.get_metadata(ParentNodeProvider, listed, None)
-        return (
-            isinstance(joined, cst.BinaryOperation)
-            and isinstance(joined.operator, cst.Add)
-            and not isinstance(joined.right if joined.left is listed else joined.left, cst.List)
-        )
-
-    def _may_exceed(self, text: str) -> bool:
-        """A text of no more bytes than the limit holds no more tokens (a token is at least a
-        byte, and the chars/4 estimate is less): it needs no count, and a file whose texts are
-        all that short never loads the tokenizer (a third of a second, once per process)."""
-        return len(text.encode("utf-8", "surrogatepass")) > self.limit
-
-    def _assembled(self, call: cst.Call) -> None:
-        """A system prompt a framework builds from parts (inline, or an entry of its config
-        file), reported at the call that gives them."""
-        module, directory = self.context.module, self.context.directory
-        qualified = {q.name for q in self.get_metadata(QualifiedNameProvider, call.func, ())}
-        configured = frameworks.system_config(module, qualified, call, directory)
-        if configured is not None:
-            value, path = configured
-            self.context.data_files.append(os.path.normpath(os.path.join(directory, path)))
-            text, what = Text(value, call), f"System prompt (`role` + `goal` + `backstory` of its entry in {path})"
-        else:
-            parts = frameworks.system_parts(qualified, call) or {}
-            found = {
-                name: text_of(self, expression)
-                for name, expression in parts.items()
-                if not (isinstance(expression, cst.Name) and expression.value not in self.assigned)
-            }
-            known = [text for text in found.values() if text is not None]
-            if not known:
-                return
-            text = Text(
-                "\n".join(t.value for t in known),
-                call,
-                partial=len(known) < len(parts) or any(t.partial for t in known),
-            )
-            what = f"System prompt ({' + '.join(f'`{name}`' for name in parts)} of `{callee_name(call)}(...)`)"
-        if not self._may_exceed(text.value):
-            return
-        encoder = get_encoder(self.context.options.get("encoding", DEFAULT_ENCODING))
-        count = encoder(text.value)
-        if count > self.limit:
-            at_least = "at least " if text.partial else ""
-            self._finding(
-                call, f"{what} is {at_least}{count} tokens", count, encoder.encoding.removesuffix("_offline"), []
-            )
-
-    def _imported_text(self, expression: cst.BaseExpression, use: cst.CSTNode) -> RemoteText | None:
-        """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported
-        from `.prompts`, or `prompts.SYSTEM_PROMPT`), as the project pass linked it. One filled
-        in (`p = SUPERVISOR.format(day=d)`, then `p += extra`) is a template for one call: it
-        counts where that call resends it with a conversation (`[system] + messages`)."""
-        project = self.context.project
-        if project is None or not project.texts:
-            return None
-        root = text_root(self, expression)  # `p = SUPERVISOR.format(day=d)`: SUPERVISOR, formatted
-        if root is not expression and not self._beside_conversation(use):
-            return None
-        parts = dotted(root)
-        if not parts:
-            return None
-        if self.bindings is None:
-            self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
-        base = self.bindings.get(parts[0])
-        remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None else None
-        return replace(remote, partial=True) if remote is not None and root is not expression else remote
+        for prompt in self.prompts.oversized(original_node):
+            if isinstance(prompt, OversizedImported):
+                self._report_imported(prompt.remote, prompt.count, prompt.encoding, prompt.use)
+            elif prompt.what is not None:  # assembled by a framework, reported at the call that gives the parts
+                at_least = "at least " if prompt.text.partial else ""
+                what = f"{prompt.what} is {at_least}{prompt.count} tokens"
+                self._finding(prompt.text.node, what, prompt.count, prompt.encoding, [])
+            else:
+                self._report(prompt.text, prompt.count, prompt.encoding, prompt.uses)
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""
