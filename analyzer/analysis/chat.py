@@ -68,7 +68,16 @@ def may_chat_tree(tree: PythonTree) -> bool:
     """`ChatRule.may_chat` on CPython's tree, for a rule's `may_report_tree`: a `del` or a
     call that may chat. (What another module offers is linked after the pre-check, and
     re-adds the cross-module rules: see `chatbound.run.runner`.)"""
-    return bool(tree.nodes(ast.Delete)) or any(may_chat_through(ast_callee_name(call)) for call in tree.nodes(ast.Call))
+    return (
+        bool(tree.nodes(ast.Delete))
+        or any(may_chat_through(ast_callee_name(call)) for call in tree.nodes(ast.Call))
+        or any(_aliases_chat(a) for a in tree.nodes(ast.Assign))
+    )
+
+
+def _aliases_chat(node: ast.AST) -> bool:
+    """A second name for a model call's method: `create = client.chat.completions.create`."""
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and may_chat_through(node.value.attr)
 
 
 @dataclass
@@ -110,6 +119,12 @@ class ChatRule(Rule):
             bool(self.nodes.dels)
             or bool(linked is not None and linked.functions)
             or any(may_chat_through(callee_name(call)) for call in self.nodes.calls)
+            or any(  # a second name for a model call's method: `create = client.chat.completions.create`
+                isinstance(node, cst.Assign)
+                and isinstance(node.value, cst.Attribute)
+                and may_chat_through(node.value.attr.value)
+                for node in self.nodes.assigns
+            )
         )
 
     def chat_facts(self) -> ChatFacts:

@@ -316,9 +316,12 @@ def sink_of(
     return None
 
 
+MESSAGE_ARGUMENTS = ("messages", "input", "contents", "chat_history", "message_history", "history", "prompt")
+
+
 def message_arguments(sink: Sink) -> list[cst.BaseExpression]:
     """The argument that holds the messages (`messages=`, `input=`, `contents=`, first arg)."""
-    for name in ("messages", "input", "contents", "chat_history", "message_history", "history", "prompt"):
+    for name in MESSAGE_ARGUMENTS:
         arg = keyword(sink.call, name)
         if arg is not None:
             return [arg.value]

@@ -59,6 +59,8 @@ class FlowFacts:
         """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
         and the framework of a generic `x.chat(...)` named after x's constructor."""
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
+        if sink is None and isinstance(call.func, cst.Name):
+            sink = self._aliased_sink(call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         name = callee_name(call)
         if sink is None and receiver is not None and name in CLIENT_METHODS:
@@ -70,6 +72,15 @@ class FlowFacts:
             if package:
                 return Sink(call, f"{package}.chat", package, sink.content)
         return sink
+
+    def _aliased_sink(self, call: cst.Call) -> Sink | None:
+        """A model call through a second name for its method: `create = client.chat.completions.create`
+        ... `create(model=..., messages=h)` is the call `create` was bound to."""
+        bound = self.assignment_before(call.func)
+        if not isinstance(bound, cst.Attribute):
+            return None
+        sink = sink_of(call.with_changes(func=bound), self.qualified, self.assignment_before)
+        return Sink(call, sink.api, sink.framework, sink.content) if sink is not None else None
 
     def sent_params(self, function: cst.FunctionDef, seen: frozenset = frozenset()) -> list[tuple[str, Sink]]:
         """Parameters of a module function that reach a model whole, with the sink."""

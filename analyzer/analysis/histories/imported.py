@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound.vocabulary.facts import History, Storage, Use
-from chatbound.vocabulary.sinks import Sink
+from chatbound.vocabulary.sinks import MESSAGE_ARGUMENTS, Sink
 from chatbound.vocabulary.summaries import Place, RemoteFunction, RemoteHistory
 
 
@@ -18,15 +18,18 @@ class ImportedFacts:
 
     def imported_function(self, call: cst.Call) -> RemoteFunction | None:
         """The linked function `call` runs: by its imported name, or a method of an instance
-        of an imported class (`memory = Memory()` ... `memory.get()`, or a parameter annotated
-        with the class: `specialist: BillingSpecialist` ... `specialist.run(h)`)."""
+        of an imported class (`memory = Memory()` ... `memory.get()`, `Memory().get()`, or a parameter
+        annotated with the class: `specialist: BillingSpecialist` ... `specialist.run(h)`)."""
         if self.linked is None or not self.linked.functions:
             return None
         names = set(self.qualified(call.func))
         if isinstance(call.func, cst.Name) and not names:
             names.add(call.func.value)  # a function a star import binds (`from store import *`)
         if isinstance(call.func, cst.Attribute):
-            names |= {f"{c}.{call.func.attr.value}" for c in self.client_of(call.func.value, typed=True)}
+            receiver, method = call.func.value, call.func.attr.value
+            names |= {f"{c}.{method}" for c in self.client_of(receiver, typed=True)}
+            if isinstance(receiver, cst.Call):  # an instance made where it is used: `Transport(client).send(h)`
+                names |= {f"{c}.{method}" for c in self.qualified(receiver.func)}
         return next((self.linked.functions[n] for n in sorted(names) if n in self.linked.functions), None)
 
     def imported_sites(self) -> list[tuple[cst.Call, Sink]]:
@@ -35,11 +38,22 @@ class ImportedFacts:
         for call in self.nodes.calls:
             remote = self.imported_function(call) if not self.callees(call) else None
             for send in remote.sends if remote is not None else ():
-                argument = self.argument_in(call, remote.params, send.param)
+                argument = self.passed_on(call, remote.params, send.param)
                 if argument is not None:
                     found.append((call, Sink(call, send.api, send.framework, (argument,))))
                     self.sent_elsewhere[id(call)] = send.place
         return found
+
+    def passed_on(self, call: cst.Call, params: tuple[str, ...], param: str) -> cst.BaseExpression | None:
+        """The argument of `call` that binds `param`; a wrapper's `**kwargs` is bound by the
+        messages keyword the call passes (`messages=`), its `*args` by the first positional
+        argument after its named parameters."""
+        if param.startswith("**"):
+            given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            return next((given[k] for k in MESSAGE_ARGUMENTS if k in given and k not in params), None)
+        if param.startswith("*"):
+            return self.argument_in(call, (*params, param), param)
+        return self.argument_in(call, params, param)
 
     def imported_uses(self, call: cst.Call) -> list[Use] | None:
         """The whole history an imported function returns; [] when it is linked and returns

@@ -32,6 +32,7 @@ from chatbound.syntax.bytescan import nesting_problem
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import text_of
 from chatbound.syntax.visitors import visit_batched
+from chatbound.vocabulary.sinks import Sink
 from chatbound.vocabulary.summaries import (
     Forward,
     FunctionSummary,
@@ -196,7 +197,7 @@ class Summarizer(ChatRule):
         retrieval results it returns."""
         sends = tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call))
-            for param, sink in facts.sent_params(function)
+            for param, sink in [*facts.sent_params(function), *self._passed_on(facts, function)]
         )
         returned = None
         for value in values:
@@ -213,6 +214,26 @@ class Summarizer(ChatRule):
             writes=tuple(self._writes(facts, function)),
             retrieves=retrieves,
         )
+
+    @staticmethod
+    def _passed_on(facts: ChatFacts, function: cst.FunctionDef) -> list[tuple[str, Sink]]:
+        """A wrapper that hands its `*args` or `**kwargs` on to a model call (`def call(recv, *args,
+        **kwargs): return recv.chat.completions.create(*args, **kwargs)`, the shape of every retry,
+        logging or tracing wrapper) sends whatever messages its callers pass: `"**kwargs"` (a
+        caller's `messages=`) or `"*args"` (its first argument after the named ones)."""
+        stars = {
+            star: param.name.value
+            for star, param in (("*", function.params.star_arg), ("**", function.params.star_kwarg))
+            if isinstance(param, cst.Param)
+        }
+        found = []
+        for sink in facts.sinks if stars else ():
+            if facts.function_of(sink.call) is not function:
+                continue
+            for arg in sink.call.args:
+                if arg.star in stars and isinstance(arg.value, cst.Name) and arg.value.value == stars[arg.star]:
+                    found.append((f"{arg.star}{stars[arg.star]}", sink))
+        return found
 
     def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
         """Its writes to a database history: a turn pushed, or a parameter set back whole."""
