@@ -138,3 +138,12 @@ def test_the_verify_transcript_in_the_docs_is_what_verify_prints(monkeypatch):
     monkeypatch.chdir(ROOT / folder)
     result = CliRunner().invoke(main, args.split())
     assert (result.exit_code, result.output) == (1, output)
+
+
+def test_every_page_names_the_json_schema_version_the_output_has():
+    from chatbound.interfaces.reporters.json import SCHEMA_VERSION
+
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for said in re.findall(r"\bschema(?: version)? (\d+)\b", text, re.I):
+            assert int(said) == SCHEMA_VERSION, f"{page.name} says JSON schema {said}, the output is {SCHEMA_VERSION}"
