@@ -27,10 +27,13 @@ WRITE_SHAPE = re.compile(
 
 def describe(key: str) -> str:
     """How a finding names a history kept in a store (`key` as `chatbound.analysis.histories` keys it)."""
-    found = re.search(r"\b(mongo|redis|sql|orm):(.*)$", key)  # after the module path of a repository's history
+    found = re.search(r"\b(mongo|redis|sql|orm|record):(.*)$", key)  # after the module path of a repository's history
     store, name = found.groups() if found else ("", key)
     field = re.search(r"\['(.+)'\]$", name)
     base = name[: field.start()] if field else name
+    if store == "record":
+        model, _, attr = name.rpartition(".")
+        return f"the `{attr}` list of a `{model}` record saved back to its store"
     where = {
         "mongo": f"the `{base}` collection (MongoDB)",
         "redis": f"the Redis key `{base}`",
@@ -46,9 +49,10 @@ ADVICE = {
     "redis": "or read only the newest turns: `lrange(key, -20, -1)`, and `ltrim(key, -N, -1)` after each push",
     "sql": "or read only the newest turns: `ORDER BY id DESC LIMIT 20` (then reversed)",
     "orm": 'or read only the newest turns: `.order_by("-created")[:20]` or `.limit(20)` (then reversed)',
+    "record": "or send only the newest turns of the record's list (`record.messages[-20:]`)",
 }
 
 
 def advice(key: str) -> str:
-    found = re.search(r"\b(mongo|redis|sql|orm):", key)
+    found = re.search(r"\b(mongo|redis|sql|orm|record):", key)
     return ADVICE.get(found.group(1), "") if found else ""

@@ -29,6 +29,13 @@ ROUTE = re.compile(r"\.(get|post|put|patch|delete|route|api_route|websocket)\b")
 SESSION_ATTRIBUTES = ("session", "user_data", "chat_data", "user_session", "session_state")
 
 
+# what saves a record back to its store, called on it or given it (Beanie `save`/`replace`,
+# MongoEngine `save`, SQLAlchemy `add`/`merge`, a repository's `save_conversation(conv)`)
+PERSISTS = re.compile(r"^(save\w*|insert\w*|replace|update|put|persist\w*|upsert\w*|merge|add|store\w*|sync)$")
+GROWTH = frozenset(("append", "extend", "insert", "add_message"))
+TYPING = frozenset(("Optional", "Union", "Annotated", "List", "Dict", "Any"))
+
+
 INPUT_CALLS = re.compile(r"^(input|raw_input|receive\w*|recv\w*|readline|ask|prompt|get_input|chat_input|listen)$")
 
 
@@ -83,7 +90,7 @@ class StorageFacts:
             owner = self.storage_of(base, seen)
             if owner is not None:
                 return Storage(f"{owner.key}.{expr.attr.value}", owner.kind, self.code(expr))
-            return None
+            return self._record_storage(expr)
         if isinstance(expr, cst.Subscript):
             return self._entry(expr.value, expr.slice[0].slice if len(expr.slice) == 1 else None, expr, seen)
         if isinstance(expr, cst.Call):
@@ -136,6 +143,65 @@ class StorageFacts:
         if klass is None or self._is_request_body(expr.value):
             return None
         return Storage(f"{klass}.{expr.attr.value}", "attribute", self.code(expr))
+
+    def _record_storage(self, expr: cst.Attribute) -> Storage | None:
+        """`conversation.turns` grown by a function that saves `conversation` (`conversation.save()`,
+        `manager.save(conversation)`, `db.commit()` after loading it): a record's list field, read
+        and written back by each request (an ORM relationship, an ODM document's list)."""
+        base, field = expr.value, expr.attr.value
+        function = self.function_of(expr)
+        if not isinstance(base, cst.Name) or base.value in ("self", "cls") or function is None:
+            return None
+        calls = self.calls_in(function)
+        grown = any(
+            callee_name(call) in GROWTH
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Attribute)
+            and call.func.value.attr.value == field
+            and isinstance(call.func.value.value, cst.Name)
+            and call.func.value.value.value == base.value
+            for call in calls
+        )
+        if not grown or self._is_request_body(base) or not self._saves(base, calls):
+            return None
+        return Storage(f"record:{self._record_type(base)}.{field}", "database", self.code(expr))
+
+    def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls `function` makes itself (not those of functions nested in it)."""
+        return self._calls_by_function.get(id(function), [])
+
+    @functools.cached_property
+    def _calls_by_function(self) -> dict[int, list[cst.Call]]:
+        found: dict[int, list[cst.Call]] = {}
+        for call in self.nodes.calls:
+            found.setdefault(id(self.function_of(call)), []).append(call)
+        return found
+
+    def _saves(self, record: cst.Name, calls: list[cst.Call]) -> bool:
+        bound = self.assignment_before(record)
+        loaded = isinstance(bound, cst.Param) or (  # `db.get(Conversation, cid)`, `await repo.find(cid)`
+            isinstance(bound, (cst.Call, cst.Await)) and not self._is_fresh_list(bound)
+        )
+        for call in calls:
+            name = callee_name(call)
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            on_record = isinstance(receiver, cst.Name) and receiver.value == record.value
+            given = any(isinstance(a.value, cst.Name) and a.value.value == record.value for a in call.args)
+            if PERSISTS.match(name) and (on_record or given):
+                return True
+            if name == "commit" and not call.args and loaded:  # the ORM's unit of work flushes what it loaded
+                return True
+        return False
+
+    def _record_type(self, record: cst.Name) -> str:
+        """The model class of a record (its parameter's annotation, or the class a read names), else its name."""
+        bound = self.assignment_before(record)
+        source = bound.annotation.annotation if isinstance(bound, cst.Param) and bound.annotation else bound
+        if isinstance(source, cst.CSTNode):
+            for node in walk(source):
+                if isinstance(node, cst.Name) and node.value[:1].isupper() and node.value not in TYPING:
+                    return node.value
+        return record.value
 
     def _is_request_body(self, base: cst.BaseExpression) -> bool:
         """`body.messages` in `@app.post(...) def chat(body: ChatRequest)`: the client's copy."""

@@ -60,7 +60,10 @@ class StoreFacts:
             if function is not None
             for w in function.writes
         ]
-        kept = [h for h in self.histories.values() if h.storage.kind == "database"]
+        # a record's list is saved where it grows (`_record_storage`); other database growth counts where written back
+        kept = [
+            h for h in self.histories.values() if h.storage.kind == "database" and not h.storage.key.startswith("record:")
+        ]
         if not writes and not remote and not kept:
             return
         reads = self._store_reads()
