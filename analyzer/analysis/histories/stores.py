@@ -62,7 +62,9 @@ class StoreFacts:
         ]
         # a record's list is saved where it grows (`_record_storage`); other database growth counts where written back
         kept = [
-            h for h in self.histories.values() if h.storage.kind == "database" and not h.storage.key.startswith("record:")
+            h
+            for h in self.histories.values()
+            if h.storage.kind == "database" and not h.storage.key.startswith("record:")
         ]
         if not writes and not remote and not kept:
             return
