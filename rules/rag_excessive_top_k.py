@@ -9,11 +9,9 @@ import libcst as cst
 
 from chatbound.analysis.chat import ChatRule
 from chatbound.analysis.retrieval import (
-    ANYWHERE,
-    COUNT_ARGUMENT,
     PGVECTOR_LIMIT,
     RERANK_KEEP,
-    RESULT_COUNT,
+    RETRIEVAL_TRIGGERS,
     VECTOR_STAGE,
     Reach,
     RetrievalFacts,
@@ -100,18 +98,7 @@ class RagExcessiveTopK(ChatRule):
     CROSS_MODULE = True  # results a function of another module returns, or a parameter it sends
     LINKS_IMPORTERS = True  # a file calling such a function needs no retrieval of its own
     OPTIONS = {"max-top-k": Option(int, 8, "Most results per retrieval before a finding.")}
-    # Every finding follows the results of one of these calls or keywords, or of a pgvector query string.
-    TRIGGERS = (
-        # similarity_search*, max_marginal_relevance_search* (and their a- twins) called
-        re.compile(rb"(?:similarity_search|max_marginal_relevance_search)\w*[\s)]*\("),
-        re.compile(
-            rb"\b(?:%s)[\s)]*\("
-            % b"|".join(name.encode() for name in (*COUNT_ARGUMENT, "as_retriever") if "search" not in name)
-        ),
-        re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in (*ANYWHERE, *RESULT_COUNT, "collection_name"))),
-        re.compile(rb"<->|<=>|<#>|<\+>"),
-        re.compile(re.escape(VECTOR_STAGE.encode())),
-    )
+    TRIGGERS = RETRIEVAL_TRIGGERS  # every finding follows the results of one of these calls, keywords or queries
 
     VALID = [
         "docs = store.similarity_search(question, k=4)\nllm.invoke(f'{docs}')\n",

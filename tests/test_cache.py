@@ -258,7 +258,7 @@ def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_i
     assert bad_exit == 2 and bad_report == ""
     assert bad_stderr[0] == (
         f"error: {root / 'pyproject.toml'}: unknown key `options.max-topk` (known rule options: "
-        "max-system-tokens, max-tools, max-top-k)"
+        "chunk-tokens, max-system-tokens, max-tools, max-top-k)"
     )
 
 

@@ -221,6 +221,29 @@ NEAR_MISSES = {
             "    return client.chat.completions.create(model='m', messages=history)\n"
         ),
     },
+    "RAG-CHUNKS-IN-HISTORY": {
+        "chunks in a system message built for this call, the history keeping the question": (
+            "history = []\ndef ask(q):\n    docs = store.similarity_search(q, k=4)\n"
+            "    system = {'role': 'system', 'content': '\\n'.join(d.page_content for d in docs)}\n"
+            "    reply = client.chat.completions.create(model='m', messages=[system, *history, {'role': 'user', 'content': q}])\n"
+            "    history.append({'role': 'user', 'content': q})\n"
+        ),
+        "only how many chunks were found is stored": (
+            "history = []\ndef ask(q):\n    docs = store.similarity_search(q, k=4)\n"
+            "    history.append({'role': 'user', 'content': f'{q} ({len(docs)} notes found)'})\n"
+            "    return client.chat.completions.create(model='m', messages=history)\n"
+        ),
+        "chunks stored in a list no model is sent": (
+            "seen = []\ndef ask(q):\n    docs = store.similarity_search(q, k=4)\n"
+            "    seen.append({'role': 'user', 'content': str(docs)})\n"
+            "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': q}])\n"
+        ),
+        "a search that is not retrieval: a method called invoke on a chain": (
+            "history = []\ndef ask(q):\n    summary = chain.invoke({'q': q})\n"
+            "    history.append({'role': 'user', 'content': f'{summary} {q}'})\n"
+            "    return client.chat.completions.create(model='m', messages=history)\n"
+        ),
+    },
     "PROMPT-OVERSIZED-SYSTEM": {
         "a parameter named system_prompt": (
             "def ask(client, system_prompt, q):\n"

@@ -220,9 +220,10 @@ def test_a_parsed_file_runs_only_the_rules_whose_triggers_it_holds(write, monkey
 
     monkeypatch.setattr(analysis, "analyze_source", recording)  # the runner imports it where it parses
     result = run([root], Settings(root=root))
+    # the chunks rule's triggers occur in rag.py (a retrieval), but CPython's tree holds no model call
     assert ran["rag.py"] == ["RAG-EXCESSIVE-TOP-K"]
     # the window rule's triggers occur (a model call), but CPython's tree holds no count window
-    assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "RAG-EXCESSIVE-TOP-K"]
+    assert ran["both.py"] == ["MEMORY-UNBOUNDED-HISTORY", "RAG-CHUNKS-IN-HISTORY", "RAG-EXCESSIVE-TOP-K"]
     assert [(f.path, f.span.line, f.rule_id) for f in result.findings] == [
         ("both.py", 2, "RAG-EXCESSIVE-TOP-K"),
         ("rag.py", 2, "RAG-EXCESSIVE-TOP-K"),

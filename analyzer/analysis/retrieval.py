@@ -88,6 +88,21 @@ PASSTHROUGH = frozenset("list tuple sorted reversed enumerate join format dumps 
 FETCHES = frozenset("fetch fetchall fetchmany all scalars".split())
 
 
+# the shapes of a retrieval in a file's bytes (the rules' pre-check): similarity_search* and
+# max_marginal_relevance_search* (and their a- twins) called, the other searches that take a count,
+# a result-count keyword, a pgvector distance operator, a `$vectorSearch` stage
+RETRIEVAL_TRIGGERS = (
+    re.compile(rb"(?:similarity_search|max_marginal_relevance_search)\w*[\s)]*\("),
+    re.compile(
+        rb"\b(?:%s)[\s)]*\("
+        % b"|".join(name.encode() for name in (*COUNT_ARGUMENT, "as_retriever") if "search" not in name)
+    ),
+    re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in (*ANYWHERE, *RESULT_COUNT, "collection_name"))),
+    re.compile(rb"<->|<=>|<#>|<\+>"),
+    re.compile(re.escape(VECTOR_STAGE.encode())),
+)
+
+
 @dataclass(frozen=True)
 class Reach:
     """Results of one retrieval reaching a model: `node` is where they enter the model's call."""
@@ -128,6 +143,26 @@ def count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpressio
                 if element.key.evaluated_value == "k":
                     found.append(("search_kwargs['k']", element, element.value))
     return found
+
+
+# Chroma `collection.query(query_texts=...)` asks for its default n_results (10) when none is given
+QUERY_INPUTS = frozenset(("query_texts", "query_embeddings"))
+
+
+def retrieves(facts, call: cst.Call) -> bool:
+    """Whether `call` returns retrieved results, whatever it asks for: a search that takes a
+    result count (given or left at its default), or a retriever asked (`retriever.invoke(q)`
+    where `retriever` is bound to `store.as_retriever(...)` or a retriever class)."""
+    name = callee_name(call)
+    if name in COUNT_ARGUMENT and name not in ("hybrid", "with_limit") or count_args(call):
+        return not RETRIEVERS.match(name)
+    if name == "query" and any(a.keyword is not None and a.keyword.value in QUERY_INPUTS for a in call.args):
+        return True
+    if name not in RETRIEVE_METHODS or not isinstance(call.func, cst.Attribute):
+        return False
+    receiver = call.func.value
+    bound = facts.assignment_before(receiver) if isinstance(receiver, cst.Name) else receiver
+    return isinstance(bound, cst.Call) and RETRIEVERS.match(callee_name(bound)) is not None
 
 
 def counts_asked(rule, call: cst.Call) -> list[tuple[str, cst.CSTNode, Constant]]:
