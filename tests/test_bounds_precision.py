@@ -58,3 +58,16 @@ def test_a_slice_that_does_not_bound_says_so():
     [finding] = result.findings
     assert (finding.span.line, finding.span.col) == (9, 64)
     assert "as `history[2:]`, a slice that drops a fixed few items and still grows with the session" in finding.message
+
+
+def test_dropping_one_message_a_turn_while_a_turn_adds_two_bounds_nothing():
+    """`if len(h) >= 25: del h[0]` then a user and an assistant message: one more each turn."""
+    deleted = HEAD + "    if len(history) >= 25:\n        del history[0]\n" + SEND
+    popped = HEAD + "    if len(history) >= 25:\n        history.pop(0)\n" + SEND
+    assert findings(deleted) == [(11, 64)] and findings(popped) == [(11, 64)]
+
+
+def test_dropping_as_many_as_a_turn_adds_or_until_under_the_limit_bounds_it():
+    twice = HEAD + "    if len(history) >= 25:\n        history.pop(0)\n        history.pop(0)\n" + SEND
+    until = HEAD + "    while len(history) >= 25:\n        del history[0]\n" + SEND
+    assert findings(twice) == [] and findings(until) == []

@@ -26,6 +26,36 @@ SIZE_CALL = re.compile(r"^len$|token|count|size", re.I)
 class BoundFacts:
     """Trims, size tests and bounded views."""
 
+    def outgrown(self, trim: cst.CSTNode, history) -> bool:
+        """A trim that drops one item per turn where a turn adds more: `if len(h) >= 25: del h[0]`
+        before a user and an assistant message are appended still grows `h` by one a turn. A
+        removal repeated under `while len(h) > N:` bounds it, and so do as many removals as the
+        turn's growth sites in that function."""
+        if not self._drops_one(trim) or any(isinstance(a, cst.While) for a in self.ancestors(trim)):
+            return False
+        function = self.function_of(trim)
+        grown = [g for g in history.growth if isinstance(g, cst.CSTNode) and self.function_of(g) is function]
+        dropped = [t for t in history.trims if self.function_of(t) is function and self._drops_one(t)]
+        return len(dropped) < len(grown)
+
+    @staticmethod
+    def _drops_one(trim: cst.CSTNode) -> bool:
+        """`h.pop(0)`, `h.popleft()`, `del h[0]`: one item, the oldest."""
+        if isinstance(trim, cst.Call):
+            name = callee_name(trim)
+            first = trim.args[0].value if trim.args else None
+            return name == "popleft" or (name == "pop" and isinstance(first, cst.Integer) and first.value == "0")
+        if isinstance(trim, cst.Del):
+            target = trim.target
+            return (
+                isinstance(target, cst.Subscript)
+                and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and isinstance(target.slice[0].slice.value, cst.Integer)
+                and target.slice[0].slice.value.value == "0"
+            )
+        return False
+
     def _trims(self, call: cst.Call) -> bool:
         name = callee_name(call)
         if name in ("popleft", "reduce"):

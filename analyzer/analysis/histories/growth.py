@@ -251,6 +251,8 @@ class GrowthFacts:
             history.roles.add("message")
         self._collect_stores()
         frameworks.collect(self)
+        for history in self.histories.values():
+            history.trims = [t for t in history.trims if not self.outgrown(t, history)]
 
     def _collect_assign(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.AugAssign):
