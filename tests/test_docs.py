@@ -30,7 +30,7 @@ def test_readme_is_what_a_new_user_needs_under_12000_characters():
     assert (
         "```bash\n"
         "pip install ./analyzer/compaction . && chatbound check fixtures/\n"
-        "pip install ./analyzer/compaction '.[test]' && python -m pytest\n"
+        "pip install ./analyzer/compaction '.[test]' && python -m pytest -n auto\n"
         "```"
     ) in quick_start
 
