@@ -139,6 +139,10 @@ class AgentOversizedHandoff(ChatRule):
         history.append({"role": "user", "content": text})
         return escalate(history)
     ```
+    chatbound reports it at the call that hands the conversation over:
+    ```text
+    app.py:11:12: AGENT-OVERSIZED-HANDOFF The whole conversation (`history`) is handed to `escalate`: the receiving agent pays for every earlier turn again on each of its calls.
+    ```
 
     ## Use instead
     ```python

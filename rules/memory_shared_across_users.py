@@ -82,6 +82,10 @@ class MemorySharedAcrossUsers(ChatRule):
         history.append({"role": "assistant", "content": reply.choices[0].message.content})
         return reply.choices[0].message.content
     ```
+    chatbound reports it where the shared history is sent:
+    ```text
+    app.py:11:69: MEMORY-SHARED-ACROSS-USERS `history` is one history for every user: the function `chat` (@app.post("/chat")) serves each caller from this process, adds the caller's turn to it (lines 10, 12) and sends it whole to openai.chat.completions.create, so one user's request carries every other user's conversation, and the answer can show it back to them.
+    ```
 
     ## Use instead
     ```python

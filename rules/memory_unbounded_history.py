@@ -160,6 +160,10 @@ class MemoryUnboundedHistory(ChatRule):
             self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
             return reply
     ```
+    chatbound reports it where the whole history is sent:
+    ```text
+    app.py:8:78: MEMORY-UNBOUNDED-HISTORY `self.messages` is an attribute that lives as long as its object, grows every turn by `append()` (lines 7, 9) and is sent whole to openai.chat.completions.create, so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length.
+    ```
 
     ## Use instead
     ```python

@@ -92,6 +92,10 @@ class MemoryWindowSplitsTurn(ChatRule):
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
             return self.client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
     ```
+    chatbound reports it at the window:
+    ```text
+    app.py:8:77: MEMORY-WINDOW-SPLITS-TURN `self.messages[-20:]` bounds the history by a plain message count; `self.messages` holds tool calls and their results, so the window can start with a tool result whose call was cut (the API answers 400).
+    ```
 
     ## Use instead
     ```python

@@ -75,6 +75,10 @@ class RagExcessiveTopK(ChatRule):
     context = "\\n".join(d.page_content for d in docs)
     answer = llm.invoke(f"Answer from:\\n{context}\\n\\nQuestion: {question}")
     ```
+    chatbound reports it where the results enter the prompt:
+    ```text
+    app.py:3:38: RAG-EXCESSIVE-TOP-K 20 retrieved results per query reach the model here (k=20); every one is pasted into the prompt (max-top-k is 8).
+    ```
 
     ## Use instead
     ```python

@@ -110,6 +110,10 @@ class ToolsAllRegistered(ChatRule):
         tools=[invoice_tool, seats_tool, sso_tool, export_tool, refund_tool, ticket_tool, usage_tool],
     )
     ```
+    chatbound reports it at the tools given:
+    ```text
+    app.py:3:5: TOOLS-ALL-REGISTERED 7 tools are attached to every request by `client.chat.completions.create(...)`; each request pays for every schema (max-tools is 5). Counted from the list, which names each tool.
+    ```
 
     ## Use instead
     ```python
