@@ -262,6 +262,8 @@ class Chat(commands.Cog):
 """,
             13,
             73,
+            13,
+            90,
         ),
         # python-telegram-bot: a handler reaching a module-level assistant
         Invalid(
@@ -289,6 +291,8 @@ app.add_handler(MessageHandler(filters.TEXT, reply))
 """,
             13,
             72,
+            13,
+            85,
         ),
         # Gradio: the chat function appends to a module list instead of using its history argument
         Invalid(
@@ -309,6 +313,8 @@ gr.ChatInterface(respond).launch()
 """,
             10,
             69,
+            10,
+            72,
         ),
     ]
 

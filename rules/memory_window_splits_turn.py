@@ -259,6 +259,8 @@ graph.add_node("tools", ToolNode(TOOLS))
 """,
             5,
             39,
+            5,
+            62,
         ),
         # a slice at the send over tool traffic
         Invalid(
@@ -292,6 +294,8 @@ class Floor:
 """,
             4,
             22,
+            4,
+            38,
         ),
         # del h[:-N] on a list whose index 0 is the system message
         Invalid(
@@ -307,6 +311,8 @@ class Buddy:
 """,
             7,
             9,
+            7,
+            31,
         ),
         # a reassigned window per session over tool messages
         Invalid(
@@ -320,6 +326,8 @@ async def handle(session_id, text):
 """,
             4,
             28,
+            4,
+            58,
         ),
         # trim_messages without start_on over tool messages
         Invalid(
@@ -336,6 +344,8 @@ class Shipping:
 """,
             3,
             25,
+            3,
+            129,
         ),
         # trim_messages with include_system=False while the list starts with a SystemMessage
         Invalid(
@@ -350,6 +360,8 @@ class Coach:
 """,
             6,
             18,
+            6,
+            138,
         ),
     ]
 

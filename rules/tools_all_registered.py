@@ -217,6 +217,8 @@ class ToolsAllRegistered(ChatRule):
             "    return create_react_agent(model, tools)\n",
             5,
             38,
+            5,
+            43,
         ),
         Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
         Invalid(
@@ -227,6 +229,8 @@ class ToolsAllRegistered(ChatRule):
             ")\n",
             4,
             5,
+            4,
+            39,
         ),
         # the list is a module constant: reported where it is attached
         Invalid(
@@ -235,11 +239,15 @@ class ToolsAllRegistered(ChatRule):
             "agent = Agent(name='support', instructions='Help.', tools=TOOLS)\n",
             3,
             53,
+            3,
+            64,
         ),
         Invalid(
             "agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n",
             1,
             35,
+            1,
+            64,
         ),
         # the lists of two agents joined for a third: every tool the app has
         Invalid(
@@ -249,6 +257,8 @@ class ToolsAllRegistered(ChatRule):
             "desk = Agent(name='desk', tools=BILLING + ACCOUNT)\n",
             5,
             27,
+            5,
+            50,
         ),
         # what the module's helpers return, added up
         Invalid(
@@ -258,6 +268,8 @@ class ToolsAllRegistered(ChatRule):
             "llm = ChatOpenAI(model='gpt-4o').bind_tools(tools)\n",
             6,
             45,
+            6,
+            50,
         ),
         Invalid(
             "import litellm\n"
@@ -265,6 +277,8 @@ class ToolsAllRegistered(ChatRule):
             "r = litellm.completion(model='gpt-4o', messages=m, tools=list(SCHEMAS.values()))\n",
             3,
             52,
+            3,
+            80,
         ),
         # Pydantic AI: every @agent.tool is offered on every run
         Invalid(
@@ -273,6 +287,8 @@ class ToolsAllRegistered(ChatRule):
             + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
             2,
             9,
+            2,
+            31,
         ),
     ]
 
