@@ -122,11 +122,15 @@ def check_pass(view, result, after, log_before, log_after):
 
 
 def check_tool_pairs(after, before):
-    """No result without an earlier call; no call without every result it had before."""
+    """No result without an earlier call; no call without every result it had before. A result
+    whose call was not in the view before the pass (an earlier pass covered the call before the
+    result arrived: `test_a_result_arriving_after_an_earlier_pass_covered_its_call`) is not this
+    pass's to pair."""
+    called_before = {call.id for event in before for call in event.message.tool_calls}
     called, answered = set(), set()
     for event in after:
         if event.role == "tool":
-            assert event.message.tool_call_id in called
+            assert event.message.tool_call_id in called or event.message.tool_call_id not in called_before
             answered.add(event.message.tool_call_id)
         called.update(call.id for call in event.message.tool_calls)
     results_before = {e.message.tool_call_id for e in before if e.role == "tool"}
@@ -212,3 +216,23 @@ def _shapes(history):
 @pytest.mark.parametrize("shape", ["in a later turn", "after a later call"])
 def test_the_sessions_generated_separate_results_from_their_calls(shape):
     find(histories(), lambda history: shape in _shapes(history), settings=settings(**SETTINGS))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a pass covers a call whose result has not arrived; the result, appended later, "
+    "is then in the view without its call (found by the generator above once results could arrive turns later)",
+)
+def test_a_result_arriving_after_an_earlier_pass_covered_its_call():
+    service = SessionService(InMemoryEventStore(), estimator=len)
+    sid = service.create()
+    service.append(sid, U("u0"), A("", "c0"), U("u1"))
+    service.compact(sid, lambda request: True, WindowCompactionStrategy(last_events(1), None))
+    service.append(sid, U("u2"), T("c0", "late"))
+    view = service.view(sid)
+    assert [e.message.content for e in view] == ["u1", "u2", "late"]  # the call left with the first pass
+    assert all(
+        e.message.tool_call_id in {c.id for d in view[:k] for c in d.message.tool_calls}
+        for k, e in enumerate(view)
+        if e.role == "tool"
+    )
