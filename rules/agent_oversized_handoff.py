@@ -139,6 +139,10 @@ class AgentOversizedHandoff(ChatRule):
         history.append({"role": "user", "content": text})
         return escalate(history)
     ```
+    chatbound reports it at the call that hands the conversation over:
+    ```text
+    app.py:11:12: AGENT-OVERSIZED-HANDOFF The whole conversation (`history`) is handed to `escalate`: the receiving agent pays for every earlier turn again on each of its calls.
+    ```
 
     ## Use instead
     ```python
@@ -278,6 +282,8 @@ class AgentOversizedHandoff(ChatRule):
             "graph = builder.compile(checkpointer=MemorySaver())\n",
             8,
             26,
+            8,
+            55,
         ),
         # OpenAI Agents SDK: a bare agent in handoffs=[...] is a handoff with no input_filter
         Invalid(
@@ -286,6 +292,8 @@ class AgentOversizedHandoff(ChatRule):
             "result = Runner.run_sync(triage, question, session=session)\n",
             2,
             41,
+            2,
+            54,
         ),
         # LangGraph: a Command that forwards the whole message list to the next agent
         Invalid(
@@ -294,6 +302,8 @@ class AgentOversizedHandoff(ChatRule):
             "    return Command(goto='billing', update={'messages': state['messages'] + [note]})\n",
             3,
             12,
+            3,
+            84,
         ),
         # a specialist class of the module whose handoff sends what it is given
         Invalid(
@@ -311,6 +321,8 @@ class AgentOversizedHandoff(ChatRule):
             "        return self.specialist.handoff(self.history)\n",
             12,
             16,
+            12,
+            53,
         ),
         # several arguments, a copy without the system prompt
         Invalid(
@@ -325,6 +337,8 @@ class AgentOversizedHandoff(ChatRule):
             "        escalate_to_human(ticket.id, self.messages[1:], priority='high')\n",
             9,
             9,
+            9,
+            73,
         ),
         # a transcript() of the module's assistant, joined into text for a delegate that prompts with it
         Invalid(
@@ -344,6 +358,8 @@ class AgentOversizedHandoff(ChatRule):
             "    return delegate(specialist_llm, task='refund', context=text)\n",
             14,
             12,
+            14,
+            65,
         ),
         Invalid(
             "from langgraph.types import Send\n"
@@ -351,6 +367,8 @@ class AgentOversizedHandoff(ChatRule):
             "    return [Send('expert', {'messages': state['messages']}) for _ in range(3)]\n",
             3,
             13,
+            3,
+            60,
         ),
         Invalid(
             "from agents import Runner\n"
@@ -359,12 +377,16 @@ class AgentOversizedHandoff(ChatRule):
             "    return await Runner.run(billing_agent, result.to_input_list())\n",
             4,
             18,
+            4,
+            67,
         ),
         Invalid(
             "from agents import Runner, handoff\nto_billing = handoff(agent=billing_agent)\n"
             "result = Runner.run_sync(desk, question, session=session)\n",
             2,
             14,
+            2,
+            42,
         ),
         Invalid(
             "import asyncio\n"
@@ -376,6 +398,8 @@ class AgentOversizedHandoff(ChatRule):
             "    return await asyncio.gather(*(w.ainvoke(history) for w in workers))\n",
             7,
             35,
+            7,
+            53,
         ),
     ]
 

@@ -82,6 +82,10 @@ class MemorySharedAcrossUsers(ChatRule):
         history.append({"role": "assistant", "content": reply.choices[0].message.content})
         return reply.choices[0].message.content
     ```
+    chatbound reports it where the shared history is sent:
+    ```text
+    app.py:11:69: MEMORY-SHARED-ACROSS-USERS `history` is one history for every user: the function `chat` (@app.post("/chat")) serves each caller from this process, adds the caller's turn to it (lines 10, 12) and sends it whole to openai.chat.completions.create, so one user's request carries every other user's conversation, and the answer can show it back to them.
+    ```
 
     ## Use instead
     ```python
@@ -258,6 +262,8 @@ class Chat(commands.Cog):
 """,
             13,
             73,
+            13,
+            90,
         ),
         # python-telegram-bot: a handler reaching a module-level assistant
         Invalid(
@@ -285,6 +291,8 @@ app.add_handler(MessageHandler(filters.TEXT, reply))
 """,
             13,
             72,
+            13,
+            85,
         ),
         # Gradio: the chat function appends to a module list instead of using its history argument
         Invalid(
@@ -305,6 +313,8 @@ gr.ChatInterface(respond).launch()
 """,
             10,
             69,
+            10,
+            72,
         ),
     ]
 

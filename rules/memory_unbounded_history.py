@@ -160,6 +160,10 @@ class MemoryUnboundedHistory(ChatRule):
             self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
             return reply
     ```
+    chatbound reports it where the whole history is sent:
+    ```text
+    app.py:8:78: MEMORY-UNBOUNDED-HISTORY `self.messages` is an attribute that lives as long as its object, grows every turn by `append()` (lines 7, 9) and is sent whole to openai.chat.completions.create, so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length.
+    ```
 
     ## Use instead
     ```python
@@ -658,6 +662,8 @@ async def chat(text):
 """,
             7,
             91,
+            7,
+            98,
         ),
         # a session-keyed dict through setdefault and a local alias (Anthropic)
         Invalid(
@@ -672,6 +678,8 @@ def reply(session_id, text):
 """,
             6,
             91,
+            6,
+            98,
         ),
         # defaultdict(list) per user, LiteLLM
         Invalid(
@@ -686,6 +694,8 @@ def answer(user_id, text):
 """,
             7,
             53,
+            7,
+            67,
         ),
         # Streamlit session state, a comprehension over it
         Invalid(
@@ -703,6 +713,8 @@ if prompt := st.chat_input():
 """,
             8,
             73,
+            8,
+            98,
         ),
         # Chainlit user session, Mistral
         Invalid(
@@ -717,6 +729,8 @@ async def main(message):
 """,
             7,
             86,
+            7,
+            93,
         ),
         # Flask session, Cohere v2
         Invalid(
@@ -731,6 +745,8 @@ def chat():
 """,
             7,
             64,
+            7,
+            71,
         ),
         # Gradio: the framework grows history; a derived local is sent (Ollama)
         Invalid(
@@ -746,6 +762,8 @@ gr.ChatInterface(respond, type="messages").launch()
 """,
             6,
             51,
+            6,
+            55,
         ),
         # a list kept across the turns of a chat loop
         Invalid(
@@ -760,6 +778,8 @@ def main():
 """,
             6,
             73,
+            6,
+            81,
         ),
         # joined into the prompt text: reported at the history inside the join
         Invalid(
@@ -776,6 +796,8 @@ class Companion:
 """,
             6,
             68,
+            6,
+            76,
         ),
         # a chat-message-history object per session, LangChain chat model
         Invalid(
@@ -790,6 +812,8 @@ async def chat(session_id, text):
 """,
             6,
             48,
+            6,
+            64,
         ),
         # LlamaIndex, growth through a private helper
         Invalid(
@@ -804,6 +828,8 @@ class Kiosk:
 """,
             7,
             37,
+            7,
+            50,
         ),
         # google-genai contents, a dataclass field
         Invalid(
@@ -818,6 +844,8 @@ def ask(room: Room, text):
 """,
             7,
             78,
+            7,
+            91,
         ),
         # Bedrock converse on a copy
         Invalid(
@@ -830,6 +858,8 @@ class Helper:
 """,
             5,
             65,
+            5,
+            77,
         ),
         # Cohere v1 chat_history, a class attribute grown in a classmethod
         Invalid(
@@ -844,6 +874,8 @@ class Desk:
 """,
             6,
             52,
+            6,
+            68,
         ),
         # Responses API input
         Invalid(
@@ -856,6 +888,8 @@ class Travel:
 """,
             4,
             71,
+            4,
+            81,
         ),
         # built by a helper that returns the whole history
         Invalid(
@@ -870,6 +904,8 @@ class Expenses:
 """,
             7,
             77,
+            7,
+            93,
         ),
         # sent through a helper that takes the history as a parameter
         Invalid(
@@ -884,6 +920,8 @@ class Bot:
 """,
             7,
             31,
+            7,
+            43,
         ),
         # Semantic Kernel ChatHistory appended forever
         Invalid(
@@ -899,6 +937,8 @@ class FaqBot:
 """,
             7,
             71,
+            7,
+            83,
         ),
         # Pydantic AI message_history grown with new_messages()
         Invalid(
@@ -913,6 +953,8 @@ async def ask(text):
 """,
             6,
             52,
+            6,
+            59,
         ),
         # Agents SDK: result.to_input_list() fed back as the next input
         Invalid(
@@ -925,6 +967,8 @@ class Thread:
 """,
             4,
             47,
+            4,
+            57,
         ),
         # a closure's list, kept between calls of the returned chat function
         Invalid(
@@ -942,6 +986,8 @@ def make_bot(client):
 """,
             6,
             69,
+            6,
+            76,
         ),
         # a missing entry defaulted with `h = d[k] = []`: the local is the entry
         Invalid(
@@ -957,6 +1003,8 @@ def chat(user, text):
 """,
             8,
             68,
+            8,
+            74,
         ),
         # read through a property that returns the private list
         Invalid(
@@ -972,6 +1020,8 @@ class Tutor:
 """,
             8,
             82,
+            8,
+            94,
         ),
         # loaded from a store and saved back whole: outlives the request
         Invalid(
@@ -984,6 +1034,8 @@ def chat(uid, text):
 """,
             4,
             69,
+            4,
+            76,
         ),
         # a MongoDB document's history read whole, grown and set back (the store is named)
         Invalid(
@@ -997,6 +1049,8 @@ def chat(uid, text):
 """,
             5,
             69,
+            5,
+            76,
         ),
         # a Redis list read whole after each push
         Invalid(
@@ -1008,6 +1062,8 @@ def chat(uid, text):
 """,
             4,
             68,
+            4,
+            75,
         ),
         # a SQL table read with no LIMIT, the new turn inserted
         Invalid(
@@ -1019,6 +1075,8 @@ def chat(conn, chat_id, text):
 """,
             4,
             107,
+            4,
+            111,
         ),
         # a module global rebound inside the chat function
         Invalid(
@@ -1032,9 +1090,11 @@ def chat(text):
 """,
             6,
             51,
+            6,
+            58,
         ),
         # framework memories that keep everything
-        Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10),
+        Invalid("memory = ConversationBufferMemory(return_messages=True)", 1, 10, 1, 56),
         # LangGraph: add_messages state kept by a checkpointer, sent whole by a node
         Invalid(
             """\
@@ -1051,6 +1111,8 @@ graph = builder.compile(checkpointer=MemorySaver())
 """,
             5,
             37,
+            5,
+            54,
         ),
         # a LangChain v1 agent whose summarization has no trigger: it never summarizes
         Invalid(
@@ -1062,6 +1124,8 @@ agent = create_agent("openai:gpt-4o", tools=TOOLS, checkpointer=saver,
 """,
             3,
             9,
+            4,
+            87,
         ),
         Invalid(
             """\
@@ -1072,6 +1136,8 @@ async def ask(text):
 """,
             2,
             11,
+            2,
+            46,
         ),
         Invalid(
             """\
@@ -1080,6 +1146,8 @@ with_history = RunnableWithMessageHistory(chain, get_history, input_messages_key
 """,
             2,
             16,
+            2,
+            125,
         ),
         Invalid(
             """\
@@ -1091,6 +1159,8 @@ def ask(room_id, text):
 """,
             4,
             26,
+            4,
+            71,
         ),
         Invalid(
             """\
@@ -1101,6 +1171,8 @@ class Mentor:
 """,
             3,
             98,
+            3,
+            110,
         ),
     ]
 

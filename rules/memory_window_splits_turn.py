@@ -92,6 +92,10 @@ class MemoryWindowSplitsTurn(ChatRule):
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
             return self.client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
     ```
+    chatbound reports it at the window:
+    ```text
+    app.py:8:77: MEMORY-WINDOW-SPLITS-TURN `self.messages[-20:]` bounds the history by a plain message count; `self.messages` holds tool calls and their results, so the window can start with a tool result whose call was cut (the API answers 400).
+    ```
 
     ## Use instead
     ```python
@@ -255,6 +259,8 @@ graph.add_node("tools", ToolNode(TOOLS))
 """,
             5,
             39,
+            5,
+            62,
         ),
         # a slice at the send over tool traffic
         Invalid(
@@ -288,6 +294,8 @@ class Floor:
 """,
             4,
             22,
+            4,
+            38,
         ),
         # del h[:-N] on a list whose index 0 is the system message
         Invalid(
@@ -303,6 +311,8 @@ class Buddy:
 """,
             7,
             9,
+            7,
+            31,
         ),
         # a reassigned window per session over tool messages
         Invalid(
@@ -316,6 +326,8 @@ async def handle(session_id, text):
 """,
             4,
             28,
+            4,
+            58,
         ),
         # trim_messages without start_on over tool messages
         Invalid(
@@ -332,6 +344,8 @@ class Shipping:
 """,
             3,
             25,
+            3,
+            129,
         ),
         # trim_messages with include_system=False while the list starts with a SystemMessage
         Invalid(
@@ -346,6 +360,8 @@ class Coach:
 """,
             6,
             18,
+            6,
+            138,
         ),
     ]
 

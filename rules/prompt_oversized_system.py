@@ -219,6 +219,8 @@ class PromptOversizedSystem(Rule):
             "analyst = Agent(role='Analyst', goal='Size the market.', backstory='You are careful and thorough.')\n",
             2,
             11,
+            2,
+            100,
             options={"max-system-tokens": 5},
         ),
         Invalid(
@@ -234,6 +236,8 @@ class PromptOversizedSystem(Rule):
             'messages = [{"role": "system", "content": "You are a careful assistant. Answer in one paragraph."}]',
             1,
             43,
+            1,
+            98,
             options={"max-system-tokens": 5},
         ),
         # implicit concatenation and dedent, defined in a function: reported at the definition
@@ -246,6 +250,8 @@ class PromptOversizedSystem(Rule):
             "    return client.messages.create(model='claude-haiku-4-5', system=rules, messages=[q])\n",
             3,
             29,
+            5,
+            36,
             options={"max-system-tokens": 5},
         ),
         Invalid(
@@ -253,6 +259,8 @@ class PromptOversizedSystem(Rule):
             'msg = SystemMessage(content="You are a careful assistant. " "Answer in one paragraph.")\n',
             2,
             29,
+            2,
+            87,
             options={"max-system-tokens": 5},
         ),
         Invalid(
@@ -260,12 +268,16 @@ class PromptOversizedSystem(Rule):
             'BASE = "You are a careful assistant."\n',
             1,
             55,
+            1,
+            89,
             options={"max-system-tokens": 5},
         ),
         Invalid(
             'agent = Agent(name="triage", instructions=f"You are a careful assistant. Answer in one paragraph. {extra}")',
             1,
             43,
+            1,
+            107,
             options={"max-system-tokens": 5},
         ),
         # the ADK app's served agent, and the specialist it transfers the conversation to
@@ -277,6 +289,8 @@ class PromptOversizedSystem(Rule):
             "root_agent = coordinator\n",
             2,
             11,
+            2,
+            72,
             options={"max-system-tokens": 5},
         ),
     ]

@@ -44,6 +44,10 @@ class RagChunksInHistory(ChatRule):
         reply = client.chat.completions.create(model="gpt-4o", messages=history)
         history.append({"role": "assistant", "content": reply.choices[0].message.content})
     ```
+    chatbound reports it where the chunks are stored:
+    ```text
+    rag.py:6:5: RAG-CHUNKS-IN-HISTORY The message stored in `history` here is built from the 4 chunks `store.similarity_search(...)` retrieved for this question (line 4), and `history` is sent to a model on every later turn: each stored retrieval adds about 1,000 tokens to every later call (at 250 tokens a chunk), and after 20 such turns about 20,000.
+    ```
 
     ## Use instead
     ```python
@@ -150,6 +154,8 @@ class Bot:
 """,
             12,
             9,
+            12,
+            89,
         ),
     ]
 

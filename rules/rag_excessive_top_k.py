@@ -73,6 +73,10 @@ class RagExcessiveTopK(ChatRule):
     context = "\\n".join(d.page_content for d in docs)
     answer = llm.invoke(f"Answer from:\\n{context}\\n\\nQuestion: {question}")
     ```
+    chatbound reports it where the results enter the prompt:
+    ```text
+    app.py:3:38: RAG-EXCESSIVE-TOP-K 20 retrieved results per query reach the model here (k=20); every one is pasted into the prompt (max-top-k is 8).
+    ```
 
     ## Use instead
     ```python
@@ -143,13 +147,15 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
     ]
     INVALID = [
         Invalid("docs = store.similarity_search(question, k=20)\nllm.invoke(f'{question} {docs}')\n", 2, 26, 2, 30),
-        Invalid("docs = store.similarity_search(question, 20)\nanswer = llm.invoke(docs)\n", 2, 21),
+        Invalid("docs = store.similarity_search(question, 20)\nanswer = llm.invoke(docs)\n", 2, 21, 2, 25),
         # a retriever handed to a chain reaches the chain's model
         Invalid(
             "retriever = store.as_retriever(search_kwargs={'k': 20, 'fetch_k': 50})\n"
             "qa = RetrievalQA.from_chain_type(llm=llm, retriever=retriever)\n",
             2,
             53,
+            2,
+            62,
         ),
         Invalid(
             "TOP_K = 20\n\n"
@@ -158,6 +164,8 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "    return client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': f'{docs}'}])\n",
             5,
             95,
+            5,
+            99,
         ),
         Invalid(
             "class Bot:\n"
@@ -168,10 +176,16 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "        return self.llm.invoke(self.context(q) + q)\n",
             6,
             32,
+            6,
+            47,
         ),
-        Invalid("engine = index.as_query_engine(similarity_top_k=15)", 1, 32),
+        Invalid("engine = index.as_query_engine(similarity_top_k=15)", 1, 32, 1, 51),
         Invalid(
-            "hits = collection.query(query_texts=[q], n_results=30)\nllm.invoke(str(hits['documents'][0]))\n", 2, 16
+            "hits = collection.query(query_texts=[q], n_results=30)\nllm.invoke(str(hits['documents'][0]))\n",
+            2,
+            16,
+            2,
+            20,
         ),
         Invalid(
             "matches = pinecone_index.query(vector=v, top_k=50, include_metadata=True)\n"
@@ -179,6 +193,8 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "llm.invoke('\\n'.join(texts))\n",
             3,
             22,
+            3,
+            27,
         ),
         Invalid(
             "hits = qdrant.query_points(collection_name='docs', query=v, limit=25)\n"
@@ -188,16 +204,24 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "llm.invoke(context)\n",
             5,
             12,
+            5,
+            19,
         ),
         Invalid(
-            "hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)\nllm.invoke(f'{hits}')\n", 2, 15
+            "hits = qdrant.search(collection_name='docs', query_vector=v, limit=25)\nllm.invoke(f'{hits}')\n",
+            2,
+            15,
+            2,
+            19,
         ),
-        Invalid("res = articles.query.near_text(query='cats', limit=16)\nllm.invoke(f'{res.objects}')\n", 2, 15),
+        Invalid("res = articles.query.near_text(query='cats', limit=16)\nllm.invoke(f'{res.objects}')\n", 2, 15, 2, 18),
         Invalid(
             "retriever = VectorIndexRetriever(index=index, similarity_top_k=10)\n"
             "engine = RetrieverQueryEngine.from_args(retriever)\n",
             2,
             41,
+            2,
+            50,
         ),
         Invalid(
             "def context(cur, v):\n"
@@ -206,6 +230,8 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "    return llm.invoke('\\n'.join(r[0] for r in rows))\n",
             4,
             47,
+            4,
+            51,
         ),
         # a reranker that still keeps too many does not excuse the first stage
         Invalid(
@@ -214,6 +240,8 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "chain = create_retrieval_chain(retriever, combine_docs_chain)\n",
             3,
             32,
+            3,
+            41,
         ),
         # MongoDB Atlas Vector Search: the stage's limit is how many documents come back
         Invalid(
@@ -222,9 +250,11 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             "llm.invoke('\\n'.join(texts))\n",
             3,
             22,
+            3,
+            27,
         ),
         # a cut that still keeps more than the limit
-        Invalid("docs = store.similarity_search(q, k=40)[:20]\nllm.invoke(f'{docs}')\n", 2, 15),
+        Invalid("docs = store.similarity_search(q, k=40)[:20]\nllm.invoke(f'{docs}')\n", 2, 15, 2, 19),
     ]
 
     @classmethod

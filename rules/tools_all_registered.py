@@ -110,6 +110,10 @@ class ToolsAllRegistered(ChatRule):
         tools=[invoice_tool, seats_tool, sso_tool, export_tool, refund_tool, ticket_tool, usage_tool],
     )
     ```
+    chatbound reports it at the tools given:
+    ```text
+    app.py:3:5: TOOLS-ALL-REGISTERED 7 tools are attached to every request by `client.chat.completions.create(...)`; each request pays for every schema (max-tools is 5). Counted from the list, which names each tool.
+    ```
 
     ## Use instead
     ```python
@@ -213,6 +217,8 @@ class ToolsAllRegistered(ChatRule):
             "    return create_react_agent(model, tools)\n",
             5,
             38,
+            5,
+            43,
         ),
         Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
         Invalid(
@@ -223,6 +229,8 @@ class ToolsAllRegistered(ChatRule):
             ")\n",
             4,
             5,
+            4,
+            39,
         ),
         # the list is a module constant: reported where it is attached
         Invalid(
@@ -231,11 +239,15 @@ class ToolsAllRegistered(ChatRule):
             "agent = Agent(name='support', instructions='Help.', tools=TOOLS)\n",
             3,
             53,
+            3,
+            64,
         ),
         Invalid(
             "agent = create_react_agent(model, [*BILLING_TOOLS, sso, export], prompt=p)\nBILLING_TOOLS = [a, b, c]\n",
             1,
             35,
+            1,
+            64,
         ),
         # the lists of two agents joined for a third: every tool the app has
         Invalid(
@@ -245,6 +257,8 @@ class ToolsAllRegistered(ChatRule):
             "desk = Agent(name='desk', tools=BILLING + ACCOUNT)\n",
             5,
             27,
+            5,
+            50,
         ),
         # what the module's helpers return, added up
         Invalid(
@@ -254,6 +268,8 @@ class ToolsAllRegistered(ChatRule):
             "llm = ChatOpenAI(model='gpt-4o').bind_tools(tools)\n",
             6,
             45,
+            6,
+            50,
         ),
         Invalid(
             "import litellm\n"
@@ -261,6 +277,8 @@ class ToolsAllRegistered(ChatRule):
             "r = litellm.completion(model='gpt-4o', messages=m, tools=list(SCHEMAS.values()))\n",
             3,
             52,
+            3,
+            80,
         ),
         # Pydantic AI: every @agent.tool is offered on every run
         Invalid(
@@ -269,6 +287,8 @@ class ToolsAllRegistered(ChatRule):
             + "".join(f"@agent.tool_plain\ndef t{i}() -> str:\n    return ''\n" for i in range(5)),
             2,
             9,
+            2,
+            31,
         ),
     ]
 

@@ -9,9 +9,9 @@ import asyncio
 import logging
 
 import pytest
+from conftest import FIXTURES, require
 
-pytest.importorskip("google.adk")
-from conftest import FIXTURES  # noqa: E402
+require("google.adk")
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_response import LlmResponse  # noqa: E402
 from google.genai import types  # noqa: E402

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import textwrap
 
-import pytest
+from conftest import require
 
-pytest.importorskip("autogen_agentchat")
-pytest.importorskip("autogen_ext.models.replay")
+require("autogen_agentchat")
+require("autogen_ext.models.replay")
 from autogen_agentchat.agents import AssistantAgent  # noqa: E402
 from autogen_agentchat.conditions import MaxMessageTermination  # noqa: E402
 from autogen_agentchat.teams import RoundRobinGroupChat  # noqa: E402

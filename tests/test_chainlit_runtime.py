@@ -12,11 +12,11 @@ import sys
 import tempfile
 from types import SimpleNamespace
 
-import pytest
+from conftest import require
 
 # chainlit reads (and on first import writes) `.chainlit/config.toml` under its app root
 os.environ.setdefault("CHAINLIT_APP_ROOT", tempfile.mkdtemp(prefix="chainlit-app-"))
-cl = pytest.importorskip(
+cl = require(
     "chainlit",
     reason="chainlit is in the test-chainlit extra (its pins conflict with "
     "google-adk's and autogen-core's): .ci/run installs it into a venv of its own",

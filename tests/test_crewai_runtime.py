@@ -8,15 +8,15 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import FIXTURES, require
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # no network at run time
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-crewai = pytest.importorskip(
+crewai = require(
     "crewai",
     reason="crewai is in the test-crewai extra (about 1 GB); .ci/run installs "
     "what this test imports in a virtualenv of its own (tests/requirements/crewai.txt)",
 )
-from conftest import FIXTURES  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 
 from chatbound.fixes.apply import apply_edits  # noqa: E402

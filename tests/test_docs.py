@@ -97,12 +97,15 @@ def test_documented_example_is_flagged_and_its_use_instead_is_not(rule):
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.ID for r in RULES])
-def test_a_report_shown_under_the_example_is_what_chatbound_reports_on_it(rule):
-    shown = re.findall(r"```text\n(.*?)```", rule.section("Example"), re.S)
-    for line in "".join(shown).splitlines():
-        path = line.split(":", 1)[0]
-        (finding,) = _findings(rule, _python_blocks(rule, "Example"), path)
-        assert line == f"{path}:{finding.span.line}:{finding.span.col}: {finding.rule_id} {finding.message}"
+def test_the_report_shown_under_the_example_is_what_chatbound_reports_on_it(rule):
+    """Every rule's Example shows its report (one text block, one line): that line, position and
+    message, is what the rule reports on the example's code."""
+    [shown] = re.findall(r"```text\n(.*?)```", rule.section("Example"), re.S)
+    [line] = shown.splitlines()
+    path = line.split(":", 1)[0]
+    assert path.endswith(".py") and line.startswith(f"{path}:") and f": {rule.ID} " in line
+    (finding,) = _findings(rule, _python_blocks(rule, "Example"), path)
+    assert line == f"{path}:{finding.span.line}:{finding.span.col}: {finding.rule_id} {finding.message}"
 
 
 def _slug(heading: str) -> str:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import require
 
-pytest.importorskip("langgraph")
+require("langgraph")
 from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from langchain_core.runnables import RunnableLambda  # noqa: E402

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
+from conftest import invoke, require
 
-pytest.importorskip("llama_index.core.agent.workflow")
-from conftest import invoke  # noqa: E402
+require("llama_index.core.agent.workflow")
 from llama_index.core.llms import ChatMessage  # noqa: E402
 from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
 from llama_index.core.utils import get_tokenizer  # noqa: E402

@@ -10,9 +10,9 @@ import asyncio
 import sys
 from types import SimpleNamespace
 
-import pytest
+from conftest import require
 
-pytest.importorskip("mcp.server.mcpserver", reason="the in-memory Client and MCPServer of mcp 2.x")
+require("mcp.server.mcpserver", reason="the in-memory Client and MCPServer of mcp 2.x")
 from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 

@@ -13,14 +13,13 @@ import shutil
 import sys
 from types import SimpleNamespace
 
-import pytest
+from conftest import FIXTURES, invoke, require
 
-pytest.importorskip("agents")
+require("agents")
 from agents import set_tracing_disabled  # noqa: E402
 from agents.items import ModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
-from conftest import FIXTURES, invoke  # noqa: E402
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
 from chatbound.fixes.apply import apply_edits  # noqa: E402

@@ -9,11 +9,10 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-from conftest import ROOT
+from conftest import ROOT, require
 from test_cli import BAD_TOP_K, GOOD
 
-pytest.importorskip("pre_commit")
+require("pre_commit")
 import yaml  # noqa: E402  (pre-commit's own dependency)
 
 # what `pip install .` needs from the checkout: the package, its rules, metadata, the hooks

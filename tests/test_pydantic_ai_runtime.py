@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
+from conftest import require
 
-pytest.importorskip("pydantic_ai.capabilities")
+require("pydantic_ai.capabilities")
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
 from pydantic_ai.messages import ModelResponse, TextPart  # noqa: E402

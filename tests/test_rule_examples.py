@@ -33,10 +33,12 @@ def test_valid_example_has_no_finding(rule, example):
 
 @pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
 def test_invalid_example_is_found_at_its_position(rule, example):
+    """Start and end pinned: a span that grows or shrinks (to the whole call, to one name) fails."""
+    assert example.end_line is not None and example.end_col is not None, "pin where the finding ends too"
     findings = _run(rule, example.code, example.options)
-    assert [(f.rule_id, f.span.line, f.span.col) for f in findings] == [(rule.ID, example.line, example.col)]
-    if example.end_line is not None:
-        assert (findings[0].span.end_line, findings[0].span.end_col) == (example.end_line, example.end_col)
+    assert [(f.rule_id, f.span.line, f.span.col, f.span.end_line, f.span.end_col) for f in findings] == [
+        (rule.ID, example.line, example.col, example.end_line, example.end_col)
+    ]
     assert findings[0].message and findings[0].severity == rule.SEVERITY
 
 

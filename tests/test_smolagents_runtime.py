@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
+from conftest import require
 
-pytest.importorskip("smolagents")
+require("smolagents")
 from smolagents import ChatMessage, Model, ToolCallingAgent  # noqa: E402
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole  # noqa: E402
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
+from conftest import require
 
-pytest.importorskip("swarm.core", reason="tests/requirements/swarm.txt: installed without its dependencies")
+require("swarm.core", reason="tests/requirements/swarm.txt: installed without its dependencies")
 import swarm.core  # noqa: E402
 from openai.types.chat import ChatCompletion, ChatCompletionMessage  # noqa: E402
 from openai.types.chat.chat_completion import Choice  # noqa: E402

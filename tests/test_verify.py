@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from conftest import invoke
+from conftest import invoke, require
 
 from chatbound.cost.verify import Bound, verify_bound
 from chatbound.run.verification import bounds_in
@@ -135,7 +134,7 @@ def test_verify_command_exits_1_when_a_bound_fails_and_0_when_all_hold(write):
 
 
 def test_the_trim_messages_emulation_matches_langchain_by_message_count():
-    langchain = pytest.importorskip("langchain_core.messages")
+    langchain = require("langchain_core.messages")
     from chatbound.compaction import to_openai
     from chatbound.compaction.tokens import get_encoder
     from chatbound.cost.projection import system_message

@@ -4,6 +4,7 @@ import uuid
 import warnings
 
 import pytest
+from conftest import unavailable
 
 from chatbound.compaction import InMemoryEventStore, SessionService
 
@@ -12,21 +13,22 @@ from .workers import open_store
 
 @pytest.fixture(scope="session")
 def postgres_uri():
-    """A private PostgreSQL 16 for the run, from pgserver's binaries; a skip saying why if it cannot start."""
+    """A private PostgreSQL 16 for the run, from pgserver's binaries. One that cannot start fails in CI,
+    and is a skip saying why elsewhere (`unavailable`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR is not set
             import pgserver
     except ImportError as error:
-        pytest.skip(f"PostgreSQL tests need pgserver and psycopg, the analyzer's test extra: {error}")
+        unavailable(f"PostgreSQL tests need pgserver and psycopg, the analyzer's test extra: {error}")
     # Directly under /tmp: as root, pgserver runs the server as its own user and opens every
     # parent folder of the data folder to it, which it must not do to pytest's private folders.
     folder = tempfile.mkdtemp(prefix="chatbound-pg-")
     try:
         server = pgserver.get_server(folder, cleanup_mode="delete")
-    except Exception as error:  # noqa: BLE001 - any failure to start is a reason to skip, shown
+    except Exception as error:  # noqa: BLE001 - any failure to start is shown: a failure in CI, else a skip
         shutil.rmtree(folder, ignore_errors=True)
-        pytest.skip(f"PostgreSQL (pgserver) could not start here: {type(error).__name__}: {error}")
+        unavailable(f"PostgreSQL (pgserver) could not start here: {type(error).__name__}: {error}")
     import psycopg
 
     with psycopg.connect(server.get_uri(), autocommit=True) as db:

@@ -4,6 +4,7 @@ import copy
 import json
 
 import pytest
+from conftest import require
 
 from chatbound.compaction import (
     Message,
@@ -170,7 +171,7 @@ def test_anthropic_round_trip_groups_results_into_one_user_message():
 
 
 def test_langchain_round_trip_when_langchain_core_is_installed():
-    pytest.importorskip("langchain_core")
+    require("langchain_core")
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     from chatbound.compaction.adapters import from_langchain, to_langchain

@@ -5,8 +5,9 @@ import threading
 import uuid
 
 import pytest
+from conftest import require
 
-psycopg = pytest.importorskip("psycopg", reason="PostgreSQL tests need psycopg, the analyzer's test extra")
+psycopg = require("psycopg", reason="PostgreSQL tests need psycopg, the analyzer's test extra")
 from psycopg_pool import ConnectionPool  # noqa: E402
 
 from chatbound.compaction import Event, PostgresEventStore  # noqa: E402

@@ -1,14 +1,16 @@
 """Property tests: the guarantees of a pass hold over random sessions.
 
-Sessions mix multi-tool loops, system messages at any position, preambles, and earlier
-passes (so boundaries and prior summaries), on both stores, with every window kind.
+Sessions mix multi-tool loops whose results arrive right after their call, later in the
+turn, interleaved with other calls' results or in a later turn (so across a cut), system
+messages at any position, preambles, and earlier passes (so boundaries and prior summaries),
+on both stores, with every window kind.
 """
 
 import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from chatbound.compaction import (
@@ -29,14 +31,29 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
-def turns(draw, first):
-    """One turn: a user message, tool loops of parallel calls with their results, a reply."""
+def emit(draw, pending, messages, everything=False):
+    """Append some of the results still `pending` (all of them when `everything`), in any order."""
+    chosen = list(pending) if everything else [r for r in pending if draw(st.booleans())]
+    for result in draw(st.permutations(chosen)):
+        pending.remove(result)
+        messages.append(result)
+
+
+@st.composite
+def turns(draw, first, pending):
+    """One turn: a user message, tool loops of parallel calls, a reply. A result comes right
+    after its call, later in the turn (after the next loop's calls, interleaved with other
+    results) or in a later turn (`pending` carries it there, across any cut between)."""
     n = draw(st.integers(first, first + 1000))
     messages = [U(f"u{n}")]
+    draw(emit(pending, messages))  # results of an earlier turn's calls, arriving now
     for loop in range(draw(st.integers(0, 3))):
         calls = [f"c{n}_{loop}_{k}" for k in range(draw(st.integers(1, 3)))]
         messages.append(A("", *calls))
-        messages += [T(call, "r" * draw(st.integers(0, 30))) for call in draw(st.permutations(calls))]
+        pending += [T(call, "r" * draw(st.integers(0, 30))) for call in calls]
+        draw(emit(pending, messages))
+    if draw(st.booleans()):
+        draw(emit(pending, messages, everything=True))  # most turns answer every call before the reply
     if draw(st.booleans()):
         messages.append(A("a" * draw(st.integers(1, 40))))
     return messages
@@ -44,10 +61,14 @@ def turns(draw, first):
 
 @st.composite
 def histories(draw):
-    """Preamble, then turns, with system messages dropped in anywhere."""
+    """Preamble, then turns, with system messages dropped in anywhere; results still pending
+    at the end arrive then, or never."""
     messages = [draw(st.sampled_from([A("welcome"), S("sys0")])) for _ in range(draw(st.integers(0, 2)))]
+    pending = []
     for n in range(draw(st.integers(0, 7))):
-        messages += draw(turns(first=n * 1000))
+        messages += draw(turns(n * 1000, pending))
+    if draw(st.booleans()):
+        draw(emit(pending, messages, everything=True))
     for k in range(draw(st.integers(0, 3))):
         messages.insert(draw(st.integers(0, len(messages))), S(f"sys{k + 1}"))
     return messages
@@ -101,11 +122,15 @@ def check_pass(view, result, after, log_before, log_after):
 
 
 def check_tool_pairs(after, before):
-    """No result without an earlier call; no call without every result it had before."""
+    """No result without an earlier call; no call without every result it had before. A result
+    whose call was not in the view before the pass (an earlier pass covered the call before the
+    result arrived: `test_a_result_arriving_after_an_earlier_pass_covered_its_call`) is not this
+    pass's to pair."""
+    called_before = {call.id for event in before for call in event.message.tool_calls}
     called, answered = set(), set()
     for event in after:
         if event.role == "tool":
-            assert event.message.tool_call_id in called
+            assert event.message.tool_call_id in called or event.message.tool_call_id not in called_before
             answered.add(event.message.tool_call_id)
         called.update(call.id for call in event.message.tool_calls)
     results_before = {e.message.tool_call_id for e in before if e.role == "tool"}
@@ -168,3 +193,46 @@ def test_bounded_view_keeps_every_guarantee(history, turns_, events_, tokens_):
         if m["role"] == "tool":
             assert m["tool_call_id"] in called
         called.update(c["id"] for c in m.get("tool_calls") or ())
+
+
+def _shapes(history):
+    """Which separations of a result from its call a history holds."""
+    found, calls, turn, loop = set(), {}, 0, 0
+    for message in history:
+        if message.role == "user":
+            turn += 1
+        for call in message.tool_calls:
+            loop += 1
+            calls[call.id] = (turn, loop)
+        if message.role == "tool":
+            called_turn, called_loop = calls[message.tool_call_id]
+            if called_turn < turn:
+                found.add("in a later turn")
+            elif called_loop < loop:
+                found.add("after a later call")
+    return found
+
+
+@pytest.mark.parametrize("shape", ["in a later turn", "after a later call"])
+def test_the_sessions_generated_separate_results_from_their_calls(shape):
+    find(histories(), lambda history: shape in _shapes(history), settings=settings(**SETTINGS))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a pass covers a call whose result has not arrived; the result, appended later, "
+    "is then in the view without its call (found by the generator above once results could arrive turns later)",
+)
+def test_a_result_arriving_after_an_earlier_pass_covered_its_call():
+    service = SessionService(InMemoryEventStore(), estimator=len)
+    sid = service.create()
+    service.append(sid, U("u0"), A("", "c0"), U("u1"))
+    service.compact(sid, lambda request: True, WindowCompactionStrategy(last_events(1), None))
+    service.append(sid, U("u2"), T("c0", "late"))
+    view = service.view(sid)
+    assert [e.message.content for e in view] == ["u1", "u2", "late"]  # the call left with the first pass
+    assert all(
+        e.message.tool_call_id in {c.id for d in view[:k] for c in d.message.tool_calls}
+        for k, e in enumerate(view)
+        if e.role == "tool"
+    )

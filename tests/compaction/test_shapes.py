@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pytest
+from conftest import require
 
 from chatbound.compaction import bounded_view
 
@@ -494,7 +495,7 @@ def test_pydantic_ai_first_request_holds_the_system_prompt_and_stays():
 
 
 def test_real_pydantic_ai_messages_when_installed():
-    messages = pytest.importorskip("pydantic_ai.messages")
+    messages = require("pydantic_ai.messages")
     history = [
         messages.ModelRequest(parts=[messages.SystemPromptPart("sys"), messages.UserPromptPart("u1")]),
         messages.ModelResponse(parts=[messages.ToolCallPart("lookup", {"q": 1}, tool_call_id="c1")]),
@@ -561,7 +562,7 @@ def test_unknown_shapes_raise_a_clear_error(history, says):
 
 
 def test_real_langchain_messages_when_installed():
-    messages = pytest.importorskip("langchain_core.messages")
+    messages = require("langchain_core.messages")
     history = [
         messages.SystemMessage("sys"),
         messages.HumanMessage("u1"),
@@ -576,7 +577,7 @@ def test_real_langchain_messages_when_installed():
 
 
 def test_real_llamaindex_messages_when_installed():
-    llms = pytest.importorskip("llama_index.core.llms")
+    llms = require("llama_index.core.llms")
     history = [
         llms.ChatMessage(role="system", content="sys"),
         llms.ChatMessage(role="user", content="u1"),
@@ -588,7 +589,7 @@ def test_real_llamaindex_messages_when_installed():
 
 
 def test_real_openai_reply_objects_when_installed():
-    chat = pytest.importorskip("openai.types.chat")
+    chat = require("openai.types.chat")
     reply = chat.ChatCompletionMessage.model_validate(
         {
             "role": "assistant",

@@ -147,12 +147,14 @@ class BoundFacts:
 
 
 def is_ring(node: cst.CSTNode) -> bool:
-    """`deque(maxlen=N)` / `deque([], N)`: a store that drops its oldest item itself."""
-    return (
-        isinstance(node, cst.Call)
-        and callee_name(node) == "deque"
-        and (any(a.keyword is not None and a.keyword.value == "maxlen" for a in node.args) or len(node.args) > 1)
-    )
+    """`deque(maxlen=N)` / `deque([], N)`: a store that drops its oldest item itself (a maxlen
+    of `None`, the default, bounds nothing)."""
+    if not isinstance(node, cst.Call) or callee_name(node) != "deque":
+        return False
+    maxlen = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "maxlen"), None)
+    if maxlen is None and len(node.args) > 1:
+        maxlen = node.args[1].value
+    return maxlen is not None and not (isinstance(maxlen, cst.Name) and maxlen.value == "None")
 
 
 def deleted(node: cst.Del) -> list[cst.BaseExpression]:
