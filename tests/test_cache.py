@@ -198,8 +198,8 @@ def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
     monkeypatch.chdir(root)
     checked = []
-    real = analysis.python_syntax_error
-    monkeypatch.setattr(analysis, "python_syntax_error", lambda source: checked.append(source) or real(source))
+    real = analysis.syntax_problem
+    monkeypatch.setattr(analysis, "syntax_problem", lambda source: checked.append(source) or real(source))
     first = _run(root)
     assert len(checked) == 2 and first.parsed == ["chat.py"]
     assert len(_entries(root)) == 2  # chat.py and broken.py's error; plain.py is a line of the skipped list
