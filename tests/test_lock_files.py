@@ -15,7 +15,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, invoke
+from conftest import invoke, tool
 
 SERVICE = (
     "from openai import OpenAI\n\n"
@@ -26,31 +26,17 @@ SERVICE = (
     '    reply = client.chat.completions.create(model="gpt-4o", messages=history)\n'
     '    history.append({"role": "assistant", "content": reply.choices[0].message.content})\n'
 )
-TOOLS = Path(sys.executable).parent
-
-
-def tool(name: str) -> str:
-    found = shutil.which(name, path=str(TOOLS)) or shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is part of the test extra: pip install '.[test]'")
-    return found
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory) -> Path:
+def index(engine_wheel, tmp_path_factory) -> Path:
     """A PEP 503 index holding only the engine's wheel, built from the checkout."""
-    wheels = tmp_path_factory.mktemp("wheels")
-    source = tmp_path_factory.mktemp("source") / "engine"
-    shutil.copytree(ROOT / "analyzer" / "compaction", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", wheels, source],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = wheels.glob("chatbound_compaction-*.whl")
+    wheels = tmp_path_factory.mktemp("index")
+    shutil.copy(engine_wheel, wheels)
     page = wheels / "simple" / "chatbound-compaction"
     page.mkdir(parents=True)
-    (page / "index.html").write_text(f'<html><body><a href="../../{wheel.name}">{wheel.name}</a></body></html>\n')
+    name = engine_wheel.name
+    (page / "index.html").write_text(f'<html><body><a href="../../{name}">{name}</a></body></html>\n')
     return wheels
 
 
@@ -84,9 +70,8 @@ def run(cwd: Path, *command: str) -> subprocess.CompletedProcess:
 def fixed_with_unsafe(root: Path) -> str:
     """--fix alone changes nothing (the declaration is unsafe); --unsafe-fixes fixes the code and
     leaves the declaration to the tool, saying how."""
-    checked = invoke("check", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
-    assert checked.output.splitlines()[-1].endswith("1 fixable with `--fix --unsafe-fixes`.")
-    invoke("check", "--fix", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
+    fixed = invoke("check", "--fix", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
+    assert fixed.output.splitlines()[-1].endswith("1 fixable with `--fix --unsafe-fixes`.")
     assert (root / "bot.py").read_text() == SERVICE
     forced = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
     assert "from chatbound.compaction import bounded_view" in (root / "bot.py").read_text()
