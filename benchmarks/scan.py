@@ -86,11 +86,13 @@ def snapshot(target: Path) -> dict[str, str]:
     """A frozen copy of chatbound for the timed runs, and the environment that imports it: the
     cache key includes chatbound's code, so an edit to the working tree between the cold and
     the warm run (others commit while this runs) would make the warm run cold again."""
-    import chatbound
     import chatbound.rules
+    import chatbound.version
 
     shutil.copytree(
-        Path(chatbound.__file__).parent, target / "chatbound", ignore=shutil.ignore_patterns("__pycache__", "rules")
+        Path(chatbound.version.__file__).parent,
+        target / "chatbound",
+        ignore=shutil.ignore_patterns("__pycache__", "rules"),
     )
     shutil.copytree(
         Path(chatbound.rules.__file__).parent,

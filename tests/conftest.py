@@ -3,6 +3,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +65,51 @@ def write(tmp_path):
         return tmp_path
 
     return _write
+
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# a hook pip and uv call to build a wheel: `build_wheel` for `install`, `build_editable` for `install -e`
+BUILD = "import importlib, sys; getattr(importlib.import_module(sys.argv[1]), sys.argv[2])(sys.argv[3])"
+
+
+def build(project: Path, hook: str, out: Path) -> subprocess.Popen:
+    """Start the build backend that `project`'s pyproject.toml names on one hook, in a process of its
+    own as pip and uv run it (setuptools cannot run two hooks in one), offline: the backend is the
+    test extra's setuptools. The wheel lands in `out`."""
+    backend = tomllib.loads((project / "pyproject.toml").read_text())["build-system"]["build-backend"]
+    command = [sys.executable, "-c", BUILD, backend, hook, str(out)]
+    return subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wheel_of(build_: subprocess.Popen, out: Path) -> Path:
+    """The wheel a `build` into `out` made, once it is done."""
+    stderr = build_.communicate(timeout=300)[1]
+    assert build_.returncode == 0, stderr
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def engine_wheel(tmp_path_factory) -> Path:
+    """The engine's wheel, built once a run from a copy of analyzer/compaction (the build writes
+    its egg-info and build/ there, not into the checkout)."""
+    source = tmp_path_factory.mktemp("engine-source")
+    ignore = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    shutil.copytree(ROOT / "analyzer" / "compaction", source, dirs_exist_ok=True, ignore=ignore)
+    out = tmp_path_factory.mktemp("engine-wheel")
+    return wheel_of(build(source, "build_wheel", out), out)
+
+
+def tool(name: str) -> str:
+    """A command the test extra installs (uv, poetry), beside this interpreter or on PATH."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is part of the test extra: pip install '.[test]'")
+    return found
 
 
 def invoke(*args, cwd):

@@ -198,8 +198,8 @@ def test_files_the_precheck_skipped_are_remembered_in_one_list_not_checked_again
     root = write({"chat.py": CHAT, "plain.py": "x = 1\n", "broken.py": "def f(:\n"})
     monkeypatch.chdir(root)
     checked = []
-    real = analysis.python_syntax_error
-    monkeypatch.setattr(analysis, "python_syntax_error", lambda source: checked.append(source) or real(source))
+    real = analysis.syntax_problem
+    monkeypatch.setattr(analysis, "syntax_problem", lambda source: checked.append(source) or real(source))
     first = _run(root)
     assert len(checked) == 2 and first.parsed == ["chat.py"]
     assert len(_entries(root)) == 2  # chat.py and broken.py's error; plain.py is a line of the skipped list
@@ -265,15 +265,15 @@ def test_a_configured_run_served_from_the_cache_loads_no_rule_and_a_bad_option_i
 def test_the_same_code_installed_in_two_places_shares_the_entries(write, tmp_path_factory):
     import shutil
 
-    import chatbound
     import chatbound.rules
+    import chatbound.version
 
     root = write({"chat.py": CHAT})
     installs = []
     for name in ("one", "two"):  # as two virtualenvs, or pre-commit's and the project's, hold it
         install = tmp_path_factory.mktemp(name)
         shutil.copytree(
-            os.path.dirname(chatbound.__file__),
+            os.path.dirname(chatbound.version.__file__),  # the analyzer's folder
             install / "chatbound",
             ignore=shutil.ignore_patterns("__pycache__", "rules"),
         )

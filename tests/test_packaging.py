@@ -1,6 +1,7 @@
 """Each distribution must hold every source folder of its own (the pyprojects list packages by
 hand): the analyzer's pyproject.toml everything under analyzer/ and rules/ but the engine, and
-the engine's (analyzer/compaction/pyproject.toml) the engine's folders."""
+the engine's (analyzer/compaction/pyproject.toml) the engine's folders. `chatbound` itself is a
+namespace package the two share (tests/test_development_install.py says why)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ ENGINE = ROOT / "analyzer" / "compaction"
 
 
 def packages_on_disk(name, folder, skip=()):
-    found = set()
+    found = {name}  # the folder itself, with or without an __init__.py
     for init in folder.rglob("__init__.py"):
         parts = init.parent.relative_to(folder).parts
         if "__pycache__" in parts or "build" in parts:
@@ -41,3 +42,8 @@ def test_every_analyzer_package_folder_is_listed_in_its_pyproject():
 
 def test_every_engine_package_folder_is_listed_in_its_own_pyproject():
     assert packages_on_disk("chatbound.compaction", ENGINE) == listed(ENGINE / "pyproject.toml")
+
+
+def test_neither_distribution_ships_an_init_for_chatbound_itself():
+    assert not (ROOT / "analyzer" / "__init__.py").exists()
+    assert "chatbound" not in listed(ENGINE / "pyproject.toml")

@@ -8,11 +8,11 @@ import jsonschema
 from conftest import SARIF_SCHEMA
 from test_cli import BAD_TOP_K, check
 
-from chatbound import __version__
 from chatbound.analysis.rule import Rule
 from chatbound.findings import Edit, Finding, Fix, Related, Severity, Span
 from chatbound.interfaces.reporters.sarif import help_markdown, help_text, sarif_log
 from chatbound.run.runner import RunResult
+from chatbound.version import __version__
 
 SCHEMA = json.loads(SARIF_SCHEMA.read_text())
 CONSTANT_TOP_K = "TOP_K = 30\ndocs = llm.invoke(store.similarity_search(q, k=TOP_K))\n"

@@ -85,7 +85,12 @@ class PostgresEventStore:
 
     ``pool`` is a ``psycopg_pool.ConnectionPool`` (the store borrows a connection per call,
     so threads never share one) or a connection string, for which the store opens a pool of
-    up to 4 connections and closes it in ``close()``. A pool does not survive ``fork``:
+    up to 4 connections, each checked before it is lent (a connection the server closed while
+    idle is replaced, not handed to the next call), and closes it in ``close()``. A pool passed
+    in is used as configured: give it ``check=ConnectionPool.check_connection`` for the same.
+    A call whose connection dies under it raises ``psycopg.OperationalError``; an append that
+    raised may still have committed, and a retry from the version read again cannot write it
+    twice. A pool does not survive ``fork``:
     create the store in each process.
     """
 
@@ -93,8 +98,19 @@ class PostgresEventStore:
         if not isinstance(schema, str) or not schema or "\0" in schema:
             raise ValueError(f"schema must be a non-empty string without NUL characters, got {schema!r}")
         if isinstance(pool, str):
+            # check=: each connection is tried (one empty query) before it is lent, and a dead one
+            # (the server restarted, failed over, or ended it for idle_session_timeout) is replaced
+            # (the `check` parameter and `ConnectionPool.check_connection`, new in psycopg-pool 3.2; read in
+            # 3.3.3: `getconn` checks each connection it takes, and takes another until its timeout)
             self._pool, self._owned = (
-                ConnectionPool(pool, min_size=1, max_size=4, open=True, kwargs={"autocommit": True}),
+                ConnectionPool(
+                    pool,
+                    min_size=1,
+                    max_size=4,
+                    open=True,
+                    kwargs={"autocommit": True},
+                    check=ConnectionPool.check_connection,
+                ),
                 True,
             )
         elif isinstance(pool, ConnectionPool):
@@ -104,7 +120,11 @@ class PostgresEventStore:
         self.schema = schema
         name = sql.Identifier(schema)
         self._sql = {key: sql.SQL(text).format(s=name) for key, text in _QUERIES.items()}
-        self._migrate(name)
+        try:
+            self._migrate(name)
+        except BaseException:
+            self.close()  # a pool the store opened is closed, its connections and threads with it
+            raise
 
     def _migrate(self, name) -> None:
         """Bring the schema to SCHEMA_VERSION; concurrent first users take turns."""

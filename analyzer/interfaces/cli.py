@@ -10,13 +10,13 @@ from pathlib import Path
 
 import click
 
-from chatbound import __version__
 from chatbound.findings import Finding, Severity
 from chatbound.interfaces.reporters.text import summary
 from chatbound.run.cache import CACHE_DIR, clean
 from chatbound.run.config import ConfigError, Settings, load_settings
 from chatbound.run.registry import all_rules, rule_by_id, unknown_codes
 from chatbound.run.runner import RunResult, plain_warnings, run
+from chatbound.version import __version__
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -33,7 +33,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from chatbound import __version__
 from chatbound.findings import Finding, Related, Severity, Span
 from chatbound.run.config import ConfigError, load_settings
 from chatbound.run.discovery import discover
@@ -41,6 +40,7 @@ from chatbound.run.noqa import commented_lines
 from chatbound.run.notebooks import Notebook, NotebookError, python_lines
 from chatbound.run.registry import rule_by_id
 from chatbound.run.runner import check_source
+from chatbound.version import __version__
 
 DEBOUNCE_SECONDS = 0.3
 SEVERITIES = {

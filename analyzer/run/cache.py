@@ -28,9 +28,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from chatbound import __version__
 from chatbound.findings import FileResult
 from chatbound.run.stat_index import StatIndex
+from chatbound.version import __version__
 
 CACHE_DIR = ".chatbound_cache"
 STAT_INDEX = "stat-index"  # beside the settings' folders: a file's hash depends on no setting

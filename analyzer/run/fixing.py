@@ -71,7 +71,7 @@ def fix_findings(
             continue
         if any(needs_engine(f.fix) for f in fixed.applied):
             found = declaration_for(path, project or Path.cwd(), memo)
-            if found.problem and not found.declared:
+            if found.by_hand and not found.declared:
                 report.warnings.append(f"{shown}: the fixes import {ENGINE}: {found.advice()}")
             elif not found.declared:
                 declarations[found.path] = found

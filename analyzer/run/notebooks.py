@@ -348,13 +348,19 @@ def _cell_text(cell: dict, number: int) -> str:
 
 
 def _compile_problem(code: str) -> str:
+    """Why the cell is not Python: CPython's complaint, when LibCST (which reads syntax newer
+    than the running interpreter) cannot parse the cell either."""
     try:
         compile(code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
-        return f"syntax error at {exc.lineno or 1}:{exc.offset or 1}: {one_line(exc.msg)}"
+        problem = f"syntax error at {exc.lineno or 1}:{exc.offset or 1}: {one_line(exc.msg)}"
     except (ValueError, RecursionError, MemoryError) as exc:
-        return f"cannot read as Python: {type(exc).__name__}"
-    return ""
+        problem = f"cannot read as Python: {type(exc).__name__}"
+    else:
+        return ""
+    from chatbound.syntax.parse import parse_problem
+
+    return "" if parse_problem(code) is None else problem
 
 
 def _members(text: str, index: int) -> tuple[list[tuple[str, int, int]], int]:

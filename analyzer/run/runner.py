@@ -448,10 +448,12 @@ def _narrowed(job: _Job, options: dict) -> _Job:
 
 def _skipped(job: _Job) -> FileResult:
     """A file no selected rule can report on: not worth a LibCST parse, but a syntax error is
-    still reported, as ruff does (CPython's parser, unlike LibCST's, is safe on any nesting)."""
-    from chatbound.syntax.parse import python_syntax_error
+    still reported, as ruff does. CPython's parser answers first (cheap, and safe on any
+    nesting); a file it rejects is reported only when LibCST cannot parse it either, since the
+    running interpreter rejects syntax newer than itself."""
+    from chatbound.syntax.parse import syntax_problem
 
-    problem = None if job.valid else python_syntax_error(job.source)
+    problem = None if job.valid else syntax_problem(job.source)
     return FileResult(job.shown, error=FileError(job.shown, problem) if problem else None, parsed=False)
 
 

@@ -12,7 +12,7 @@ from .workers import open_store
 
 
 @pytest.fixture(scope="session")
-def postgres_uri():
+def postgres_server():
     """A private PostgreSQL 16 for the run, from pgserver's binaries. One that cannot start fails in CI,
     and is a skip saying why elsewhere (`unavailable`)."""
     try:
@@ -36,8 +36,13 @@ def postgres_uri():
         # a test server needs no power-loss durability, and the fsync made appends 10x slower
         db.execute("ALTER SYSTEM SET synchronous_commit = off")
         db.execute("SELECT pg_reload_conf()")
-    yield server.get_uri()
+    yield server
     server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def postgres_uri(postgres_server):
+    return postgres_server.get_uri()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -1,19 +1,14 @@
 """The engine installs on its own: the wheel built from this checkout brings one package and no
 analyzer code, and fixed code's import works in a virtualenv that has nothing else."""
 
-import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
-import pytest
-
-import chatbound
 import chatbound.compaction
+import chatbound.version
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE = ROOT / "analyzer" / "compaction"  # built from the checkout, whatever is installed
 FIXED_CODE = """
 import warnings
 warnings.simplefilter("error")
@@ -28,26 +23,6 @@ print(len(view), view[0]["role"], view[-1]["content"])
 
 def _run(*command, cwd=None):
     return subprocess.run(command, capture_output=True, text=True, check=True, cwd=cwd).stdout
-
-
-@pytest.fixture(scope="module")
-def engine_wheel(tmp_path_factory):
-    source, out = tmp_path_factory.mktemp("source") / "engine", tmp_path_factory.mktemp("wheel")
-    shutil.copytree(ENGINE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    _run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--quiet",
-        "--no-deps",
-        "--no-build-isolation",
-        "-w",
-        str(out),
-        str(source),
-    )
-    (wheel,) = out.glob("chatbound_compaction-*.whl")
-    return wheel
 
 
 def test_the_engine_wheel_installs_alone_into_an_empty_virtualenv(engine_wheel, tmp_path):
@@ -70,4 +45,4 @@ def test_the_engine_wheel_installs_alone_into_an_empty_virtualenv(engine_wheel, 
 def test_the_analyzer_depends_on_this_very_engine():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert f'"chatbound-compaction=={chatbound.compaction.__version__}"' in pyproject
-    assert chatbound.__version__ == chatbound.compaction.__version__
+    assert chatbound.version.__version__ == chatbound.compaction.__version__

@@ -6,9 +6,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from chatbound import __version__
 from chatbound.findings import Finding, Span
 from chatbound.run.runner import RunResult
+from chatbound.version import __version__
 
 SCHEMA_VERSION = 4  # 3: related locations name their path (another module, the project model); 4: so do edits
 

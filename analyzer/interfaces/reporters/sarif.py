@@ -17,13 +17,13 @@ from typing import Any
 import attr
 import sarif_om as om
 
-from chatbound import __version__
 from chatbound.analysis.rule import HOMEPAGE, Rule
 from chatbound.findings import Finding, Severity, Span
 from chatbound.interfaces import docs
 from chatbound.run.notebooks import file_span
 from chatbound.run.registry import all_rules
 from chatbound.run.runner import RunResult
+from chatbound.version import __version__
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "note"}

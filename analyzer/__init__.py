@@ -1,3 +1,0 @@
-"""chatbound: find chat code that replays its whole history on every model call."""
-
-__version__ = "0.1.0"

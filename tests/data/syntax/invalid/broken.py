@@ -1,0 +1,3 @@
+type Key = str
+def f(:
+    pass
