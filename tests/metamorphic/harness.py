@@ -12,17 +12,26 @@ file a finding is in does not apply to it, and is counted apart.
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import dataclasses
 import os
+import shutil
 import tempfile
 import textwrap
 import traceback
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metamorphic.rewrites import CONTROLS, REWRITES, Project, Rewritten
+
+if TYPE_CHECKING:
+    from chatbound.findings import FileResult
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -86,37 +95,63 @@ def cases() -> tuple[Case, ...]:
 
 
 def _write(root: Path, project: Project) -> None:
+    if root.exists():
+        shutil.rmtree(root)
     for name, text in project.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
 
-def findings(project: Project, case: Case, origin: dict[str, str]) -> tuple[Counter, list[str]]:
-    """(file, rule) -> count of what `chatbound check` reports on `project`, and where."""
+@contextlib.contextmanager
+def shared_analysis() -> Iterator[None]:
+    """Each file analysed once for a case's every version: `analyze_source` is a function of its
+    arguments (the file, the rules, the options, its folder and what the project pass linked for
+    it), so a file a rewrite left as it was, seen through the same links, is answered from the
+    run before. Every version of a case is written at one root, so the paths are the same. (The
+    data files a rule may read beside a module, prompts and requirements, no rewrite changes.)"""
+    from chatbound.run import pipeline
+
+    analyze = pipeline.analyze_source
+    known: dict[tuple, FileResult] = {}
+
+    def once(source, path, rules, options=None, directory="", project=None):
+        linked = repr(dataclasses.replace(project, seconds=0.0)) if project is not None else None
+        key = (source, path, tuple(r.ID for r in rules), repr(sorted((options or {}).items())), directory, linked)
+        if key not in known:
+            known[key] = analyze(source, path, rules, options, directory, project)
+        return copy.deepcopy(known[key])  # the runner sets a result's modules and times on it
+
+    pipeline.analyze_source = once
+    try:
+        yield
+    finally:
+        pipeline.analyze_source = analyze
+
+
+def findings(root: Path, project: Project, case: Case, origin: dict[str, str]) -> tuple[Counter, list[str]]:
+    """(file, rule) -> count of what `chatbound check` reports on `project`, written at `root`, and where."""
     from chatbound.run.config import Settings
     from chatbound.run.runner import run
 
-    with tempfile.TemporaryDirectory(prefix="chatbound-meta-") as tmp:
-        root = Path(tmp).resolve()
-        _write(root, project)
-        settings = Settings(root=root, select=[case.rule] if case.rule else [], options=dict(case.options))
-        cwd = os.getcwd()
-        os.chdir(root)
-        try:
-            result = run([root], settings)
-        finally:
-            os.chdir(cwd)
-        if result.errors:
-            raise RuntimeError("; ".join(f"{e.path}: {e.message}" for e in result.errors))
-        counts: Counter = Counter()
-        where = []
-        for f in result.active:
-            path = Path(f.path)
-            shown = str((path if path.is_absolute() else root / path).resolve().relative_to(root))
-            counts[(origin.get(shown, shown), f.rule_id)] += 1
-            where.append(f"{shown}:{f.span.line}:{f.span.col} {f.rule_id}")
-        return counts, where
+    _write(root, project)
+    settings = Settings(root=root, select=[case.rule] if case.rule else [], options=dict(case.options))
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        result = run([root], settings)
+    finally:
+        os.chdir(cwd)
+    if result.errors:
+        raise RuntimeError("; ".join(f"{e.path}: {e.message}" for e in result.errors))
+    counts: Counter = Counter()
+    where = []
+    for f in result.active:
+        path = Path(f.path)
+        shown = str((path if path.is_absolute() else root / path).resolve().relative_to(root))
+        counts[(origin.get(shown, shown), f.rule_id)] += 1
+        where.append(f"{shown}:{f.span.line}:{f.span.col} {f.rule_id}")
+    return counts, where
 
 
 def changed_files(project: Project, rewritten: Rewritten) -> set[str]:
@@ -124,42 +159,50 @@ def changed_files(project: Project, rewritten: Rewritten) -> set[str]:
     return changed | set(rewritten.origin.values())
 
 
-@cache
-def baseline(index: int) -> Counter:
+def evaluate_case(index: int, rewrites: tuple[str, ...]) -> list[Outcome]:
+    """One case, as written and under each rewrite: each version written at the same root and
+    checked in this process, the files a rewrite did not change answered once (`shared_analysis`)."""
     case = cases()[index]
-    return findings(case.project, case, {})[0]
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="chatbound-meta-") as tmp, shared_analysis():
+        root = Path(tmp).resolve() / "project"
+        try:
+            base = findings(root, case.project, case, {})[0]
+        except Exception:  # noqa: BLE001 - a run that fails is reported, not hidden
+            error = traceback.format_exc(limit=6)
+            return [Outcome(case.name, rewrite, error=error) for rewrite in rewrites]
+        for rewrite in rewrites:
+            outcome = Outcome(case.name, rewrite, base=base)
+            outcomes.append(outcome)
+            try:
+                transform = REWRITES.get(rewrite) or CONTROLS[rewrite]
+                rewritten = transform(case.project)
+                if rewritten is None:
+                    continue
+                outcome.applied = changed_files(case.project, rewritten)
+                outcome.after, outcome.where = findings(root, rewritten.files, case, rewritten.origin)
+            except Exception:  # noqa: BLE001 - a rewrite or a run that fails is reported, not hidden
+                outcome.error = traceback.format_exc(limit=6)
+    return outcomes
 
 
-def evaluate(index: int, rewrite: str) -> Outcome:
-    case = cases()[index]
-    outcome = Outcome(case.name, rewrite)
-    try:
-        outcome.base = baseline(index)
-        transform = REWRITES.get(rewrite) or CONTROLS[rewrite]
-        rewritten = transform(case.project)
-        if rewritten is None:
-            return outcome
-        outcome.applied = changed_files(case.project, rewritten)
-        outcome.after, outcome.where = findings(rewritten.files, case, rewritten.origin)
-    except Exception:  # noqa: BLE001 - a rewrite or a run that fails is reported, not hidden
-        outcome.error = traceback.format_exc(limit=6)
-    return outcome
+def _size(case: Case) -> int:
+    return sum(len(text) for _, text in case.files)
 
 
-def _chunk(tasks: list[tuple[int, str]]) -> list[Outcome]:
-    return [evaluate(index, rewrite) for index, rewrite in tasks]
-
-
-def evaluate_all(rewrites: tuple[str, ...] | None = None, workers: int | None = None) -> list[Outcome]:
-    """Every case under every rewrite, in a pool of processes (a case's tasks in one chunk, so its
-    baseline is computed once)."""
+def evaluate_all(
+    rewrites: tuple[str, ...] | None = None, workers: int | None = None, only: Callable[[Case], bool] | None = None
+) -> list[Outcome]:
+    """Every case (or those `only` keeps) under every rewrite, a case to a task, the largest
+    first, in a pool of `workers` processes (by default one per core, at most two)."""
     names = rewrites or (*REWRITES, *CONTROLS)
-    chunks = [[(i, r) for r in names] for i in range(len(cases()))]
-    workers = workers or min(4, os.cpu_count() or 1)
+    indexes = [i for i, case in enumerate(cases()) if only is None or only(case)]
+    indexes.sort(key=lambda i: -_size(cases()[i]))
+    workers = workers or min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     if workers <= 1:
-        return [o for chunk in chunks for o in _chunk(chunk)]
+        return [o for i in indexes for o in evaluate_case(i, names)]
     with ProcessPoolExecutor(workers) as pool:
-        return [o for result in pool.map(_chunk, chunks) for o in result]
+        return [o for result in pool.map(evaluate_case, indexes, [names] * len(indexes)) for o in result]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,3 +297,13 @@ def tallies(outcomes: list[Outcome]) -> dict[tuple[str, str, str], Tally]:
 
 
 TARGETS = {"positive": 0.95, "negative": 1.0, "control": 0.95}
+
+# The test suite checks every rule example and each fixture folder of up to this much source; the
+# larger ones (fixtures/memory, memory_review and memory_dev: apps of MEMORY-UNBOUNDED-HISTORY alone,
+# which has the most examples) cost the suite more than the rest together, and are counted by
+# `benchmarks/metamorphic.py`, which checks every case.
+SUITE_MAX_BYTES = 30_000
+
+
+def in_suite(case: Case) -> bool:
+    return case.rule is not None or _size(case) <= SUITE_MAX_BYTES

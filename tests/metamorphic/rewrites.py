@@ -10,6 +10,7 @@ the rewritten code is what the harness checks.
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from pathlib import PurePosixPath
 
 import libcst as cst
 from libcst import matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider
 
+from chatbound.syntax.qualified import QualifiedNames
+from chatbound.syntax.visitors import parents as syntax_parents
 from chatbound.vocabulary.sinks import sink_of
 
 Project = dict[str, str]
@@ -48,24 +50,25 @@ class Send:
     in_class: cst.ClassDef | None
 
 
-def _sends(wrapper: MetadataWrapper) -> dict[cst.Call, Send]:
-    names = wrapper.resolve(QualifiedNameProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+def _sends(module: cst.Module) -> dict[cst.Call, Send]:
+    """The module's model calls, by `sink_of` on the names its imports bind (what the analysis
+    itself reads: `chatbound.syntax.qualified`), with the parents chatbound's own walk records."""
+    names = QualifiedNames(module)
+    parents = syntax_parents(module)
     found: dict[cst.Call, Send] = {}
 
     def qualified(node: cst.CSTNode) -> set[str]:
         return {q.name for q in names.get(node, ())}
 
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            try:
-                sink = sink_of(node, qualified)
-            except Exception:  # noqa: BLE001 - a shape sink_of does not expect is no send to move
-                sink = None
-            if sink is not None:
-                found[node] = Send(node, _statement(node, parents), _awaited(node, parents), _class(node, parents))
-
-    wrapper.module.visit(Finder())
+    for node in parents:
+        if not isinstance(node, cst.Call):
+            continue
+        try:
+            sink = sink_of(node, qualified)
+        except Exception:  # noqa: BLE001 - a shape sink_of does not expect is no send to move
+            sink = None
+        if sink is not None:
+            found[node] = Send(node, _statement(node, parents), _awaited(node, parents), _class(node, parents))
     return found
 
 
@@ -258,9 +261,18 @@ def _per_file(
     return Rewritten(out, origin) if changed else None
 
 
-def _wrapped(source: str) -> tuple[MetadataWrapper, dict[cst.Call, Send]]:
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    return wrapper, _sends(wrapper)
+@functools.lru_cache(maxsize=256)
+def parsed(source: str) -> cst.Module:
+    """A file's tree, parsed once for every rewrite (LibCST trees are immutable: each rewrite
+    makes its own new tree from it)."""
+    return cst.parse_module(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(source: str) -> tuple[cst.Module, dict[cst.Call, Send]]:
+    """The tree and its sends, found once per file for all the rewrites that move a send."""
+    module = parsed(source)
+    return module, _sends(module)
 
 
 def _sibling(path: str, project: Project, stem: str) -> tuple[str, str, str]:
@@ -409,12 +421,12 @@ def _parenthesized(arg: cst.Arg) -> cst.Arg:
 def extract_send(style: str) -> Callable[[Project], Rewritten | None]:
     def rewrite(project: Project) -> Rewritten | None:
         def one(path: str, source: str, project: Project):
-            wrapper, sends = _wrapped(source)
+            tree, sends = _wrapped(source)
             if not sends:
                 return None
             new_path, statement, name = _sibling(path, project, "transport")
-            transformer = ExtractSend(sends, wrapper.module, style, name)
-            module = wrapper.module.visit(transformer)
+            transformer = ExtractSend(sends, tree, style, name)
+            module = tree.visit(transformer)
             if not transformer.changed:
                 return None
             module = _after_imports(module, parse_statements(statement + "\n"))
@@ -475,11 +487,11 @@ CARRIED = "import dataclasses\n\n\n@dataclasses.dataclass\nclass _Carried:\n    
 def before_send(kind: str) -> Callable[[Project], Rewritten | None]:
     def rewrite(project: Project) -> Rewritten | None:
         def one(path: str, source: str, project: Project):
-            wrapper, sends = _wrapped(source)
+            tree, sends = _wrapped(source)
             if not sends:
                 return None
-            transformer = BeforeSend(sends, wrapper.module, kind)
-            module = wrapper.module.visit(transformer)
+            transformer = BeforeSend(sends, tree, kind)
+            module = tree.visit(transformer)
             if not transformer.changed:
                 return None
             if kind == "carry-dataclass":
@@ -523,11 +535,11 @@ class BoundSend(SendTransformer):
 def bound(helper: str) -> Callable[[Project], Rewritten | None]:
     def rewrite(project: Project) -> Rewritten | None:
         def one(path: str, source: str, project: Project):
-            wrapper, sends = _wrapped(source)
+            tree, sends = _wrapped(source)
             if not sends:
                 return None
-            transformer = BoundSend(sends, wrapper.module)
-            module = wrapper.module.visit(transformer)
+            transformer = BoundSend(sends, tree)
+            module = tree.visit(transformer)
             if not transformer.changed:
                 return None
             return _after_imports(module, parse_statements(BOUNDS[helper])).code, {}
@@ -597,7 +609,7 @@ class ExtractGrowth(_with_pending(cst.CSTTransformer)):  # type: ignore[misc]
 def extract_growth(style: str) -> Callable[[Project], Rewritten | None]:
     def rewrite(project: Project) -> Rewritten | None:
         def one(path: str, source: str, project: Project):
-            module = cst.parse_module(source)
+            module = parsed(source)
             transformer = ExtractGrowth(style)
             module = module.visit(transformer)
             if not transformer.changed:
@@ -720,9 +732,9 @@ class Reorder(cst.CSTTransformer):
 
 def reorder(project: Project) -> Rewritten | None:
     def one(path: str, source: str, project: Project):
-        wrapper, sends = _wrapped(source)
-        transformer = Reorder(_signatures(wrapper.module), sends)
-        module = wrapper.module.visit(transformer)
+        tree, sends = _wrapped(source)
+        transformer = Reorder(_signatures(tree), sends)
+        module = tree.visit(transformer)
         return (module.code, {}) if transformer.changed else None
 
     return _per_file(project, one)
@@ -739,6 +751,19 @@ CHAT_WORDS = re.compile(
     re.IGNORECASE,
 )
 KEEP = frozenset(dir(builtins)) | {"self", "cls"}
+# module-level names a framework looks up by their spelling (ADK loads `agent.root_agent`)
+FRAMEWORK_NAMES = frozenset({"root_agent"})
+
+
+def _named_in_data(project: Project) -> set[str]:
+    """Names a project's data files point at (`"./graph.py:graph"` in langgraph.json, `app.main:app`
+    in pyproject.toml): loaded by their spelling, so they keep it."""
+    return {
+        name
+        for path, text in project.items()
+        if not path.endswith(".py")
+        for name in re.findall(r"[\w.]:([A-Za-z_]\w*)\b", text)
+    }
 
 
 def _is_dunder(name: str) -> bool:
@@ -758,9 +783,56 @@ class _Names(cst.CSTVisitor):
         self.methods: set[str] = set()  # functions defined in a class
         self.module_attrs: set[str] = set()  # attributes read on a module of the project (`llm.chat`)
         self.classes: list[bool] = []  # open classes: True when one of its bases is not the project's
+        self.bound: set[str] = set()  # names the program itself binds (a def, a class, a parameter, a target)
+        self.self_bound: set[str] = set()  # attributes the program sets on self or cls
+        self.params_of: dict[str, set[str]] = {}  # a function's or method's name -> its parameters
+        self.library: set[str] = set()  # names bound by an import of a library (not of the project)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
+
+    def _binds(self, target: cst.BaseExpression) -> None:
+        """The names (and self attributes) an assignment target binds, through tuples and stars."""
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
+        elif isinstance(target, cst.Attribute) and m.matches(target.value, m.Name("self") | m.Name("cls")):
+            self.self_bound.add(target.attr.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._binds(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._binds(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._binds(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._binds(node.target)
+        if self.classes and isinstance(node.target, cst.Name):
+            self.frozen.add(node.target.value)  # a field: keys, schemas and constructors name it
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._binds(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._binds(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._binds(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._binds(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._binds(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._binds(node.name.name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.bound.add(node.name.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if m.matches(node.value, m.Name("self") | m.Name("cls")):
@@ -774,8 +846,10 @@ class _Names(cst.CSTVisitor):
         for alias in node.names:
             dotted_name = _code(alias.name)
             self.frozen.update(dotted_name.split("."))
-            if alias.asname and dotted_name.split(".")[0] not in self.local_modules:
-                self.frozen.add(_code(alias.asname.name))
+            if dotted_name.split(".")[0] not in self.local_modules:
+                bound = _code(alias.asname.name) if alias.asname else dotted_name.split(".")[0]
+                self.frozen.add(bound)
+                self.library.add(bound)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         source = _code(node.module) if node.module else ""
@@ -788,11 +862,13 @@ class _Names(cst.CSTVisitor):
                 self.frozen.add(_code(alias.name))
                 if alias.asname:
                     self.frozen.add(_code(alias.asname.name))
+                self.library.add(_code(alias.asname.name) if alias.asname else _code(alias.name))
             elif _code(alias.name) in self.local_modules:  # a module of the package
                 self.frozen.add(_code(alias.name))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.callables.add(node.name.value)
+        self.bound.add(node.name.value)
         foreign = any(not m.matches(b.value, m.Name()) or b.keyword is not None for b in node.bases) or bool(node.bases)
         self.classes.append(foreign)
 
@@ -801,6 +877,12 @@ class _Names(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.callables.add(node.name.value)
+        self.bound.add(node.name.value)
+        self.params_of.setdefault(node.name.value, set()).update(
+            p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        )
+        if self.classes:
+            self.self_bound.add(node.name.value)
         if self.classes:
             self.methods.add(node.name.value)
         if self.classes and self.classes[-1]:  # it may override the base's
@@ -809,16 +891,12 @@ class _Names(cst.CSTVisitor):
             for param in (*node.params.params, *node.params.kwonly_params):
                 self.frozen.add(param.name.value)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if self.classes and isinstance(node.target, cst.Name):
-            self.frozen.add(node.target.value)  # a field: keys, schemas and constructors name it
-
 
 class _Rename(cst.CSTTransformer):
-    def __init__(self, names: dict[str, str], attrs: dict[str, str], callables: set[str]) -> None:
+    def __init__(self, names: dict[str, str], attrs: dict[str, str], seen: _Names) -> None:
         self.names = names
         self.attrs = attrs
-        self.callables = callables
+        self.seen = seen
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         new = self.names.get(updated_node.value)
@@ -836,14 +914,28 @@ class _Rename(cst.CSTTransformer):
             return updated_node
         return updated_node.with_changes(keyword=original_node.keyword)
 
+    def _callee(self, func: cst.BaseExpression) -> str | None:
+        """The project's function or method a call runs, as far as its spelling tells: a name the
+        program defines (not one a library import binds), or a method reached on anything but a
+        library's module or object (`co.chat(...)` on an imported client is the library's)."""
+        seen = self.seen
+        if isinstance(func, cst.Name):
+            return func.value if func.value in seen.callables and func.value not in seen.library else None
+        if isinstance(func, cst.Attribute):
+            root = root_name(func.value)
+            if root is None or root in seen.library:
+                return None
+            return func.attr.value if func.attr.value in seen.callables else None
+        return None
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        func = original_node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-        if name not in self.callables:
+        name = self._callee(original_node.func)
+        if name is None:
             return updated_node
+        params = self.seen.params_of.get(name, set())
         args = [
             a.with_changes(keyword=cst.Name(self.names[a.keyword.value]))
-            if a.keyword is not None and a.keyword.value in self.names
+            if a.keyword is not None and a.keyword.value in self.names and a.keyword.value in params
             else a
             for a in updated_node.args
         ]
@@ -864,7 +956,7 @@ def rename(project: Project) -> Rewritten | None:
     for path, source in project.items():
         if path.endswith(".py"):
             try:
-                modules[path] = cst.parse_module(source)
+                modules[path] = parsed(source)
             except cst.ParserSyntaxError:
                 continue
     local = {PurePosixPath(p).stem for p in modules} | {part for p in modules for part in PurePosixPath(p).parts[:-1]}
@@ -877,9 +969,14 @@ def rename(project: Project) -> Rewritten | None:
     for name in sorted(seen.names | seen.self_attrs):
         if CHAT_WORDS.search(name) and name not in KEEP and not _is_dunder(name):
             neutral[name] = next(free)
-    names = {k: v for k, v in neutral.items() if k not in seen.frozen and k in seen.names}
+    frozen = seen.frozen | FRAMEWORK_NAMES | _named_in_data(project)
+    # only what the program itself binds: a name it reads but never binds comes from a library
+    # (a star import, a snippet's context) and keeps its spelling
+    names = {k: v for k, v in neutral.items() if k not in frozen and k in seen.bound}
     attrs = {
-        k: v for k, v in neutral.items() if k in seen.self_attrs and k not in seen.other_attrs and k not in seen.frozen
+        k: v
+        for k, v in neutral.items()
+        if k in seen.self_bound and k in seen.self_attrs and k not in seen.other_attrs and k not in frozen
     }
     # a function or method reached as an attribute (self.x, module.x, obj.x) is an attribute and a
     # name at once: both or neither, and never when reached on anything but self
@@ -897,7 +994,7 @@ def rename(project: Project) -> Rewritten | None:
         return None
     out = dict(project)
     for path, module in modules.items():
-        new = module.visit(_Rename(names, attrs, seen.callables - seen.frozen)).code
+        new = module.visit(_Rename(names, attrs, seen)).code
         compile(new, path, "exec")
         out[path] = new
     return Rewritten(out) if out != project else None
