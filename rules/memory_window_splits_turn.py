@@ -383,8 +383,12 @@ class Coach:
         for parent in facts.ancestors(view):
             if parent is site or isinstance(parent, cst.BaseStatement):
                 return True
-            if isinstance(parent, cst.Call) and callee_name(parent) not in LIST_COPIES:
-                return False
+            if (
+                isinstance(parent, cst.Call)
+                and callee_name(parent) not in LIST_COPIES
+                and not facts.builds_record(parent)
+            ):
+                return False  # (a record's field, `Box(h[-N:])` ... `box.items`, is the window itself)
         return True
 
     def _statement_value(self, facts: ChatFacts, node: cst.CSTNode) -> cst.CSTNode:
