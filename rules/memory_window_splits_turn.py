@@ -364,7 +364,7 @@ class Coach:
                         and is_count_slice(node)
                         and self._sent_as_messages(facts, node, site)
                     ):
-                        self._check(facts, history, node, arg, seen)
+                        self._check(facts, history, node, self._sent_value(facts, arg), seen)
         sent = {flow.history.storage.key for flow in facts.flows()}
         for history in list(facts.histories.values()):
             for node in history.windows if history.storage.key in sent else ():
@@ -373,6 +373,19 @@ class Coach:
             if callee_name(call) == "trim_messages" and id(call) not in seen:
                 seen.add(id(call))
                 self._check_trim(facts, call)
+
+    @staticmethod
+    def _sent_value(facts: ChatFacts, arg: cst.BaseExpression) -> cst.BaseExpression:
+        """What the send's argument holds, through the locals and containers it was put in
+        (`window = [h[0], *h[-10:]]` ... `messages=window`): where a pinned head is looked for."""
+        seen: set[int] = set()
+        while id(arg) not in seen:
+            seen.add(id(arg))
+            value = facts.assignment_before(arg) if isinstance(arg, cst.Name) else facts.carried(arg)
+            if not isinstance(value, cst.BaseExpression):
+                break
+            arg = value
+        return arg
 
     @staticmethod
     def _sent_as_messages(facts: ChatFacts, view: cst.CSTNode, site: cst.Call) -> bool:
