@@ -126,6 +126,7 @@ class MemorySharedAcrossUsers(ChatRule):
     SUMMARY = "One chat history serves every user of a server or bot: each request carries the others' conversations."
     TAGS = ("privacy", "llm", "memory")
     TRIGGERS = triggers()  # a model call (the send a finding needs)
+    CROSS_MODULE = True  # the send may be a function of another module the entry point hands the history to
 
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:  # type: ignore[override]  # the ClassVar hook

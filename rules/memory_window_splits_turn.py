@@ -380,7 +380,7 @@ class Coach:
                         and is_count_slice(node)
                         and self._sent_as_messages(facts, node, site)
                     ):
-                        self._check(facts, history, node, arg, seen)
+                        self._check(facts, history, node, self._sent_value(facts, arg), seen)
         sent = {flow.history.storage.key for flow in facts.flows()}
         for history in list(facts.histories.values()):
             for node in history.windows if history.storage.key in sent else ():
@@ -391,6 +391,19 @@ class Coach:
                 self._check_trim(facts, call)
 
     @staticmethod
+    def _sent_value(facts: ChatFacts, arg: cst.BaseExpression) -> cst.BaseExpression:
+        """What the send's argument holds, through the locals and containers it was put in
+        (`window = [h[0], *h[-10:]]` ... `messages=window`): where a pinned head is looked for."""
+        seen: set[int] = set()
+        while id(arg) not in seen:
+            seen.add(id(arg))
+            value = facts.assignment_before(arg) if isinstance(arg, cst.Name) else facts.carried(arg)
+            if not isinstance(value, cst.BaseExpression):
+                break
+            arg = value
+        return arg
+
+    @staticmethod
     def _sent_as_messages(facts: ChatFacts, view: cst.CSTNode, site: cst.Call) -> bool:
         """Whether the window itself is what a model gets, not an input of another call whose
         result is sent (`asearch(query=str(h[-3:]))`: the search's results reach the model)
@@ -399,8 +412,12 @@ class Coach:
         for parent in facts.ancestors(view):
             if parent is site or isinstance(parent, cst.BaseStatement):
                 return True
-            if isinstance(parent, cst.Call) and callee_name(parent) not in LIST_COPIES:
-                return False
+            if (
+                isinstance(parent, cst.Call)
+                and callee_name(parent) not in LIST_COPIES
+                and not facts.builds_record(parent)
+            ):
+                return False  # (a record's field, `Box(h[-N:])` ... `box.items`, is the window itself)
         return True
 
     def _statement_value(self, facts: ChatFacts, node: cst.CSTNode) -> cst.CSTNode:

@@ -13,6 +13,8 @@ one at a time, each answering one kind of question:
   trims, count windows, tool traffic, a system message first, whether it is chat at all).
 - `bounds`: trims, size tests, rings and bounded views (`h[-N:]`).
 - `uses`: `whole_history_in(expr)`, every whole history inside an expression.
+- `carried`: what a read out of a local dict, tuple or dataclass built in reach gives
+  (`box["items"]`, `pair[0]`, `box.items`: the expression put there).
 - `flows`: `sinks` (every model call), `sites()` and `flows()`, the (history, send site)
   pairs where a whole history reaches a model, through helpers that send a parameter too.
 - `imported`: the functions of other modules this file calls, as the project pass linked
@@ -26,6 +28,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound.analysis.histories.bounds import BoundFacts, deleted, is_ring
+from chatbound.analysis.histories.carried import CarriedFacts
 from chatbound.analysis.histories.flows import FlowFacts
 from chatbound.analysis.histories.growth import GROWTH_METHODS, GrowthFacts
 from chatbound.analysis.histories.imported import ImportedFacts
@@ -52,7 +55,9 @@ __all__ = [
 ]
 
 
-class ChatFacts(FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, StoreFacts, ImportedFacts, ModuleTree):
+class ChatFacts(
+    FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, StoreFacts, ImportedFacts, CarriedFacts, ModuleTree
+):
     """The chat facts of one module (see the module docstring for what each part answers)."""
 
     def __init__(self, rule: cst.BatchableCSTVisitor, nodes) -> None:

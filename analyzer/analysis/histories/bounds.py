@@ -121,6 +121,10 @@ class BoundFacts:
             for arg in expr.args:
                 found.extend((u.storage.key, expr) for u in self.whole_history_in(arg.value))
             return found
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            inner = self.carried(expr)  # `box["items"]`, `pair[0]`, `box.items`: what was put there
+            if inner is not None:
+                return self.bounded_views_in(inner, seen)
         if isinstance(expr, cst.Name):
             value = self.assignment_before(expr)
             if value is not None and not isinstance(value, (cst.Param, cst.For, cst.AugAssign)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound import frameworks
-from chatbound.syntax.messages import callee_name, message_roles
+from chatbound.syntax.messages import callee_name, message_roles, string
 from chatbound.vocabulary.facts import Flow, History
 from chatbound.vocabulary.sinks import CLIENT_METHODS, Sink, sink_of
 
@@ -61,6 +61,8 @@ class FlowFacts:
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         if sink is None and isinstance(call.func, cst.Name):
             sink = self._aliased_sink(call)
+        if sink is None and any(a.star == "**" for a in call.args):
+            sink = self._spread_sink(call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         name = callee_name(call)
         if sink is None and receiver is not None and name in CLIENT_METHODS:
@@ -80,6 +82,26 @@ class FlowFacts:
         if not isinstance(bound, cst.Attribute):
             return None
         sink = sink_of(call.with_changes(func=bound), self.qualified, self.assignment_before)
+        return Sink(call, sink.api, sink.framework, sink.content) if sink is not None else None
+
+    def _spread_sink(self, call: cst.Call) -> Sink | None:
+        """A model call given its keywords through a dict built in reach: `kw = {"messages": h}` ...
+        `create(model=..., **kw)` is `create(model=..., messages=h)` (`carried`: nothing wrote to
+        `kw` between)."""
+        args: list[cst.Arg] = []
+        for arg in call.args:
+            built = self._built(arg.value) if arg.star == "**" and isinstance(arg.value, cst.Name) else None
+            if arg.star != "**":
+                args.append(arg)
+            elif isinstance(built, cst.Dict):
+                for element in built.elements:
+                    key = string(element.key) if isinstance(element, cst.DictElement) else None
+                    if key is None or not key.isidentifier():
+                        return None
+                    args.append(cst.Arg(element.value, keyword=cst.Name(key)))
+            else:
+                return None
+        sink = sink_of(call.with_changes(args=args), self.qualified, self.assignment_before)
         return Sink(call, sink.api, sink.framework, sink.content) if sink is not None else None
 
     def sent_params(self, function: cst.FunctionDef, seen: frozenset = frozenset()) -> list[tuple[str, Sink]]:

@@ -1,8 +1,9 @@
 """Whole histories inside an expression (`whole_history_in`): the history itself, a copy
 (`list(h)`, `h.copy()`, `h[1:]`), `[sys, *h]`, `[sys] + h`, a comprehension over it,
 `"\\n".join(...)` over it, an f-string loop building text from it, a local derived from it, a
-module helper returning it (`self.transcript()`). Bounded views (`h[-N:]`, a call named like
-a window or trim) are not uses.
+module helper returning it (`self.transcript()`), a read of the dict entry, tuple item or
+dataclass field it was put in (`box["items"]`: `chatbound.analysis.histories.carried`).
+Bounded views (`h[-N:]`, a call named like a window or trim) are not uses.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class UseFacts:
             return []
         storage = self.storage_of(expr)
         if storage is not None:
+            if isinstance(expr, (cst.Subscript, cst.Attribute)) and not self._holds_history(storage):
+                carried = self._carried_uses(expr, seen)  # a module-level `box = {"items": h}`: what was put there
+                if carried:
+                    return carried
             return [Use(storage, expr)]
         if isinstance(expr, cst.Name):
             return self._local_uses(expr, seen)
@@ -53,7 +58,7 @@ class UseFacts:
                 key = expr.slice[0].slice.value if len(expr.slice) == 1 else None
                 if string(key) in ("messages", "history", "chat_history"):
                     return self.whole_history_in(expr.value, seen)
-            return []
+            return self._carried_uses(expr, seen)
         if isinstance(expr, cst.Call):
             return self._call_uses(expr, seen)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
@@ -67,12 +72,22 @@ class UseFacts:
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in ("messages", "chat_history", "history"):
                 return self.whole_history_in(expr.value, seen)
-            return []
+            return self._carried_uses(expr, seen)
         uses: list[Use] = []
         for child in children(expr):
             if isinstance(child, cst.CSTNode):
                 uses.extend(self.whole_history_in(child, seen))
         return uses
+
+    def _holds_history(self, storage: Storage) -> bool:
+        return storage.key in self.histories or storage.key in self.imported_histories
+
+    def _carried_uses(self, expr: cst.Subscript | cst.Attribute, seen: frozenset) -> list[Use]:
+        """`box["items"]`, `pair[0]`, `box.items`: the histories in what was put there (`carried`)."""
+        inner = self.carried(expr)
+        if inner is None or expr in seen:
+            return []
+        return [rerooted(u, expr) for u in self.whole_history_in(inner, seen | {expr})]
 
     def _rebound_to_view(self, name: cst.Name) -> bool:
         """`h = h[-10:]` before this read: the local names the history's storage still (its
