@@ -52,12 +52,39 @@ def splices(facts) -> list[Splice]:
         for site in history.growth:
             if not isinstance(site, cst.CSTNode):
                 continue
-            for value in facts.growth_values(site):
-                retrieval = retrieval_in(facts, value, {}, 0)
-                if retrieval is not None:
-                    found.append(Splice(history, site, retrieval, send, _count(facts, retrieval)))
-                    break
+            retrieval = next(
+                (r for value in facts.growth_values(site) for r in [_grown_from(facts, site, value)] if r is not None),
+                None,
+            )
+            if retrieval is not None:
+                found.append(Splice(history, site, retrieval, send, _count(facts, retrieval)))
     return found
+
+
+def _grown_from(facts, site: cst.CSTNode, value: cst.CSTNode) -> cst.Call | None:
+    """The retrieval a growth site's value is built from, read in its function, or at each call of
+    a helper that grows the history with its parameter (`self._remember(message)`)."""
+    found = retrieval_in(facts, value, {}, 0)
+    function = facts.function_of(site)
+    if found is not None or function is None:
+        return found
+    for call in facts.callers(function):
+        bound = _bound(facts, call, function)
+        if bound:
+            found = retrieval_in(facts, value, bound, 0)
+            if found is not None:
+                return found
+    return None
+
+
+def _bound(facts, call: cst.Call, function: cst.FunctionDef) -> dict[int, cst.BaseExpression]:
+    """The parameters of `function` mapped to the arguments `call` gives them."""
+    return {
+        id(p): argument
+        for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        for argument in [facts.argument_for(call, function, p.name.value)]
+        if argument is not None
+    }
 
 
 def _count(facts, call: cst.Call) -> int | None:
@@ -123,12 +150,7 @@ def _through_call(facts, call: cst.Call, params, depth: int) -> cst.Call | None:
         remote = facts.imported_function(call)  # a function of another module returning results
         return call if remote is not None and remote.retrieves is not None else None
     for function in facts.callees(call):
-        bound = {
-            id(p): argument
-            for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-            for argument in [facts.argument_for(call, function, p.name.value)]
-            if argument is not None
-        }
+        bound = _bound(facts, call, function)
         for value in facts.returns(function):
             found = retrieval_in(facts, value, bound, depth + 1)
             if found is not None:
