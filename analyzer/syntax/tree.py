@@ -186,6 +186,17 @@ class ModuleTree:
             found.setdefault(callee_name(call), []).append(call)
         return found
 
+    def calls_in(self, function: cst.FunctionDef | None) -> list[cst.Call]:
+        """The calls `function` makes itself (not those of functions nested in it); None: the module's top level."""
+        return self._calls_by_function.get(id(function), [])
+
+    @functools.cached_property
+    def _calls_by_function(self) -> dict[int, list[cst.Call]]:
+        found: dict[int, list[cst.Call]] = {}
+        for call in self.nodes.calls:
+            found.setdefault(id(self.function_of(call)), []).append(call)
+        return found
+
     def returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
         return self._returned.get(id(function), [])
 

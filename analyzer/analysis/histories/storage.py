@@ -166,17 +166,6 @@ class StorageFacts:
             return None
         return Storage(f"record:{self._record_type(base)}.{field}", "database", self.code(expr))
 
-    def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """The calls `function` makes itself (not those of functions nested in it)."""
-        return self._calls_by_function.get(id(function), [])
-
-    @functools.cached_property
-    def _calls_by_function(self) -> dict[int, list[cst.Call]]:
-        found: dict[int, list[cst.Call]] = {}
-        for call in self.nodes.calls:
-            found.setdefault(id(self.function_of(call)), []).append(call)
-        return found
-
     def _saves(self, record: cst.Name, calls: list[cst.Call]) -> bool:
         bound = self.assignment_before(record)
         loaded = isinstance(bound, cst.Param) or (  # `db.get(Conversation, cid)`, `await repo.find(cid)`

@@ -76,13 +76,6 @@ class Summarizer(ChatRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.chat_facts()
-        calls: dict[int, list[cst.Call]] = {}  # by function: each node's function is found once, not once per function
-        returned: dict[int, list[cst.BaseExpression]] = {}
-        for call in facts.nodes.calls:
-            calls.setdefault(id(facts.function_of(call)), []).append(call)
-        for node in facts.nodes.returns:
-            if node.value is not None:
-                returned.setdefault(id(facts.function_of(node)), []).append(node.value)
         retrieved = self._retrievals(facts)
         functions = {}
         for function in facts.nodes.functions:
@@ -91,8 +84,8 @@ class Summarizer(ChatRule):
                 functions[name] = self._function(
                     facts,
                     function,
-                    calls.get(id(function), []),
-                    returned.get(id(function), []),
+                    facts.calls_in(function),
+                    facts.returns(function),
                     retrieved.get(id(function)),
                 )
         classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
