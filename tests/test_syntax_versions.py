@@ -7,30 +7,16 @@ them on every interpreter from 3.10 to 3.13 it finds)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from importlib.metadata import version
 
 import pytest
-from click.testing import CliRunner
 from conftest import ROOT
-
-from chatbound.interfaces.cli import main
+from test_robustness import TOP_K, TRIED, check
 
 CORPUS = ROOT / "tests" / "data" / "syntax"
 VALID = sorted(p.name for p in (CORPUS / "valid").glob("*.py"))
-TOP_K = "docs = llm.invoke(store.similarity_search(question, k=20))\n"  # RAG-EXCESSIVE-TOP-K
-TRIED = f"(tried LibCST {version('libcst')}'s grammar: Python 3.0 to 3.14)"
-
-
-def check(root, *args):
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        return CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "concise", *args, "."])
-    finally:
-        os.chdir(old)
 
 
 def errors_of(result) -> list[str]:
