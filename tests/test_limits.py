@@ -262,3 +262,37 @@ def test_verify_reads_the_maxlen_of_a_ring_and_loses_its_system_prompt_on_time(m
     assert verify_bound(bound, turns=20).problems == [
         f"turn {first_turn_without_it}: the window lost the system prompt"
     ]
+
+
+# --- CrewAI memory: a count no code sets ------------------------------------------------------
+
+# crewai 1.15.30 recalls `limit=5` memories per task (agent/core.py), a constant of the library
+# that no argument of `Crew` or `Agent` moves: there is no line at which to test one below and
+# one above. What is tested is that `memory=True` is read as no bound at all: the crew that
+# joins its transcript into the inputs is reported with or without it, the crew that does not is
+# not reported with it.
+CREW_CHAT = """from crewai import Agent, Crew, Task
+
+agent = Agent(role="Clerk", goal="Answer.", backstory="A clerk.")
+task = Task(description="{history}\\n{question}", expected_output="A reply.", agent=agent)
+crew = Crew(agents=[agent], tasks=[task]%s)
+
+def chat():
+    history = []
+    while True:
+        question = input()
+        answer = crew.kickoff(inputs={"history": "\\n".join(history), "question": question})
+        history.append(question)
+        history.append(answer.raw)
+"""
+
+
+@pytest.mark.parametrize("memory", ["", ", memory=True", ", memory=False"])
+def test_crew_memory_is_no_bound_on_a_transcript_joined_into_the_inputs(memory):
+    [finding] = findings("MEMORY-UNBOUNDED-HISTORY", CREW_CHAT % memory)
+    assert (finding.span.line, finding.span.col) == (11, 60)  # `history` in `"\n".join(history)`
+
+
+def test_a_crew_with_memory_kicked_off_without_a_history_is_not_reported():
+    code = (CREW_CHAT % ", memory=True").replace('"\\n".join(history)', '""')
+    assert findings("MEMORY-UNBOUNDED-HISTORY", code) == []
