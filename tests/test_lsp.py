@@ -190,6 +190,46 @@ def test_a_session_gets_diagnostics_on_open_change_and_save_and_quick_fixes(clie
     assert client.proc.wait(timeout=TIMEOUT) == 0
 
 
+CHAT_CLASS = """
+class Chat{i}:
+    def __init__(self, client):
+        self.client = client
+        self.history = []
+
+    def ask(self, text):
+        self.history.append({{"role": "user", "content": text}})
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=self.history)
+        self.history.append({{"role": "assistant", "content": reply.choices[0].message.content}})
+        return reply
+"""
+
+
+def test_an_edit_stops_the_analysis_of_the_text_it_replaced_and_only_the_new_text_is_published(client, tmp_path):
+    """A module of 300 chat classes takes seconds to check; the edit that replaces it arrives
+    while it is checked: that analysis stops at its next step, says so in the log, and the
+    first diagnostics published are the new text's."""
+    client.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    path = tmp_path / "big.py"
+    big = "".join(CHAT_CLASS.format(i=i) for i in range(300))
+    path.write_text(big, encoding="utf-8")
+    uri = path.as_uri()
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": big}}
+    )
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": SOURCE}]},
+    )
+    seen: list = []
+    published = client.diagnostics(uri, seen)
+    assert published["version"] == 2
+    assert [d["code"] for d in published["diagnostics"]] == ["RAG-EXCESSIVE-TOP-K", "RAG-EXCESSIVE-TOP-K"]
+    logged = [m["params"]["message"] for m in seen if m.get("method") == "window/logMessage"]
+    assert logged == [f"chatbound: stopped checking {uri}: it changed"]
+    assert client.request("shutdown") is None
+
+
 def test_a_send_in_another_module_is_shown_and_goes_away_when_that_module_bounds_it(client, tmp_path):
     """fixtures/project/send_elsewhere: bot.py grows a per-user list and hands it to llm.chat,
     which sends it whole. The finding rests on llm.py (a related location there); bounding the

@@ -6,6 +6,10 @@ It calls the runner the CLI calls (`runner.check_source` on the buffer's text, w
 change; a finding with a `fix` offers it as a quick fix, and every finding offers an
 `# chatbound: ignore[ID]` comment.
 
+The analyses run one at a time on a thread of their own, so the server reads the editor's
+messages while one runs: an edit stops the analysis of the text it replaced (at its next step:
+parse, rules, projections, fixes) and what that analysis found is never published.
+
 The project: a buffer is linked through its imports as `chatbound check` links a file, by
 an index this process keeps warm (each other module summarised once per content, the open
 buffers standing for their files, unsaved edits included); a finding resting on another
@@ -25,7 +29,10 @@ import asyncio
 import functools
 import json
 import logging
-from dataclasses import replace
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -38,6 +45,7 @@ from chatbound.run.config import ConfigError, load_settings
 from chatbound.run.discovery import discover
 from chatbound.run.noqa import commented_lines
 from chatbound.run.notebooks import Notebook, NotebookError, python_lines
+from chatbound.run.pipeline import Cancelled
 from chatbound.run.registry import rule_by_id
 from chatbound.run.runner import check_source
 from chatbound.version import __version__
@@ -66,6 +74,19 @@ class ChatboundServer(LanguageServer):
         self.pending: dict[str, asyncio.TimerHandle] = {}
         self.shown_errors: set[str] = set()
         self.rests_on: dict[str, list[str]] = {}  # an open document's uri -> the modules its findings rest on
+        # One thread analyses, so the project index this process keeps is only ever used by one.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chatbound-analysis")
+        self.analyses: dict[str, threading.Event] = {}  # a uri -> the stop of its analysis asked for last
+        self.published: dict[str, tuple[int | None, list[Finding]]] = {}  # a uri -> its version and findings shown
+
+
+@dataclass
+class Checked:
+    """What one analysis found, handed from the analysis thread to the server's loop."""
+
+    findings: list[Finding]
+    modules: list[str]  # the other modules the findings rest on
+    problem: str = ""  # a configuration error, shown once
 
 
 server = ChatboundServer()
@@ -98,11 +119,6 @@ def document_path(document: TextDocument) -> Path:
     return Path(path) if path else Path.cwd() / (document.filename or "untitled.py")
 
 
-def findings_for(ls: ChatboundServer, document: TextDocument) -> list[Finding]:
-    """The active findings `chatbound check` would report for this buffer's text."""
-    return findings_at(ls, document_path(document), document.source, document.uri)
-
-
 def buffers(ls: ChatboundServer) -> dict[str, bytes]:
     """The open Python files' texts, unsaved edits included, by resolved path: the project
     pass reads them instead of the files."""
@@ -113,20 +129,65 @@ def buffers(ls: ChatboundServer) -> dict[str, bytes]:
     }
 
 
-def findings_at(ls: ChatboundServer, path: Path, source: str, uri: str = "") -> list[Finding]:
+def check_at(path: Path, source: str, open_buffers: dict[str, bytes], cancelled: Callable[[], bool]) -> Checked:
+    """The active findings `chatbound check` would report for this text at `path` (on the
+    analysis thread: it reads nothing of the server)."""
     try:
         settings = load_settings([path])
     except ConfigError as exc:
-        report_once(ls, str(exc))
-        return []
+        return Checked([], [], str(exc))
     if path.exists() and not discover([path], settings.root, settings.excludes, True, settings.notebooks).files:
-        return []  # excluded by the configuration, as pre-commit's --force-exclude would
-    result = check_source(source, path, settings, buffers(ls))
-    if uri:
-        ls.rests_on[uri] = result.modules
+        return Checked([], [])  # excluded by the configuration, as pre-commit's --force-exclude would
+    result = check_source(source, path, settings, open_buffers, cancelled)
     if result.error is not None:
         log.info("%s", result.error)
-    return [f for f in result.findings if f.suppressed is None]
+    return Checked([f for f in result.findings if f.suppressed is None], result.modules)
+
+
+def taken(ls: ChatboundServer, uri: str, checked: Checked) -> list[Finding]:
+    """An analysis's findings, once the server has noted what they rest on and shown its problem."""
+    if checked.problem:
+        report_once(ls, checked.problem)
+    else:
+        ls.rests_on[uri] = checked.modules
+    return checked.findings
+
+
+def stop_analysis(ls: ChatboundServer, uri: str) -> None:
+    """The text an analysis of `uri` reads is no longer the buffer's: stop it, drop what it finds."""
+    stop = ls.analyses.pop(uri, None)
+    if stop is not None:
+        stop.set()
+
+
+def analyse(ls: ChatboundServer, uri: str, compute: Callable[[Callable[[], bool]], Checked], deliver) -> None:
+    """`compute(stopped)` on the analysis thread, then `deliver(checked)` on the server's loop,
+    unless an edit (or a newer analysis of `uri`) came first: then it is stopped and dropped."""
+    stop_analysis(ls, uri)
+    stop = ls.analyses[uri] = threading.Event()
+    loop = asyncio.get_running_loop()
+
+    def done(future: Future) -> None:
+        loop.call_soon_threadsafe(_deliver, ls, uri, stop, future, deliver)
+
+    ls.worker.submit(compute, stop.is_set).add_done_callback(done)
+
+
+def _deliver(ls: ChatboundServer, uri: str, stop: threading.Event, future: Future, deliver) -> None:
+    if ls.analyses.get(uri) is stop:
+        del ls.analyses[uri]
+    try:
+        checked = future.result()
+    except Cancelled:
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Log, message=f"chatbound: stopped checking {uri}: it changed")
+        )
+        return
+    except Exception:  # a bug of ours: the editor keeps working, the log says what happened
+        log.exception("chatbound: checking %s failed", uri)
+        return
+    if not stop.is_set():
+        deliver(checked)
 
 
 def report_once(ls: ChatboundServer, message: str) -> None:
@@ -175,10 +236,17 @@ def related_location(related: Related, locate) -> types.Location:
 def publish(ls: ChatboundServer, uri: str) -> None:
     ls.pending.pop(uri, None)
     document = ls.workspace.get_text_document(uri)
-    diagnostics = [diagnostic(f, in_document(document)) for f in findings_for(ls, document)]
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
-    )
+    path, source, version, open_buffers = document_path(document), document.source, document.version, buffers(ls)
+
+    def deliver(checked: Checked) -> None:
+        findings = taken(ls, uri, checked)
+        ls.published[uri] = (version, findings)
+        diagnostics = [diagnostic(f, in_document(document)) for f in findings]
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        )
+
+    analyse(ls, uri, lambda stopped: check_at(path, source, open_buffers, stopped), deliver)
 
 
 def publish_later(ls: ChatboundServer, uri: str, publisher=publish) -> None:
@@ -206,17 +274,18 @@ def notebook_json(cells: list[types.NotebookCell], documents: list[TextDocument]
     )
 
 
-def notebook_findings(ls: ChatboundServer, notebook: types.NotebookDocument):
-    """The notebook's findings, its cells' documents, and where a cell span is in them."""
+def notebook_analysis(ls: ChatboundServer, notebook: types.NotebookDocument):
+    """What checking a notebook needs from the server, read on its loop: the cells' documents,
+    where a cell span is in them, and the analysis to run (the notebook as its .ipynb text)."""
     documents = [ls.workspace.get_text_document(cell.document) for cell in notebook.cells]
     uri = notebook.uri
     path = Path(to_fs_path(uri)) if uri.startswith("file:") else Path.cwd() / "untitled.ipynb"
-    findings = findings_at(ls, path, notebook_json(notebook.cells, documents))
+    text, open_buffers = notebook_json(notebook.cells, documents), buffers(ls)
 
     def locate(span: Span) -> types.Location:
         return in_document(documents[span.cell - 1])(replace(span, cell=0))
 
-    return findings, documents, locate
+    return documents, locate, lambda stopped: check_at(path, text, open_buffers, stopped)
 
 
 def publish_notebook(ls: ChatboundServer, uri: str) -> None:
@@ -225,12 +294,17 @@ def publish_notebook(ls: ChatboundServer, uri: str) -> None:
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None:
         return
-    findings, documents, locate = notebook_findings(ls, notebook)
-    for number, document in enumerate(documents, 1):
-        diagnostics = [diagnostic(f, locate) for f in findings if f.span.cell == number]
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics)
-        )
+    documents, locate, compute = notebook_analysis(ls, notebook)
+
+    def deliver(checked: Checked) -> None:
+        findings = taken(ls, uri, checked)
+        for number, document in enumerate(documents, 1):
+            diagnostics = [diagnostic(f, locate) for f in findings if f.span.cell == number]
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics)
+            )
+
+    analyse(ls, uri, compute, deliver)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -240,6 +314,7 @@ def notebook_did_open(ls: ChatboundServer, params: types.DidOpenNotebookDocument
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def notebook_did_change(ls: ChatboundServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    stop_analysis(ls, params.notebook_document.uri)
     publish_later(ls, params.notebook_document.uri, publish_notebook)
 
 
@@ -258,6 +333,8 @@ def forget(ls: ChatboundServer, uri: str, documents: list[str]) -> None:
     waiting = ls.pending.pop(uri, None)
     if waiting is not None:
         waiting.cancel()
+    stop_analysis(ls, uri)
+    ls.published.pop(uri, None)
     for document in documents:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=document, diagnostics=[]))
 
@@ -269,6 +346,7 @@ def did_open(ls: ChatboundServer, params: types.DidOpenTextDocumentParams) -> No
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ChatboundServer, params: types.DidChangeTextDocumentParams) -> None:
+    stop_analysis(ls, params.text_document.uri)
     publish_later(ls, params.text_document.uri)
     republish_importers(ls, params.text_document.uri)
 
@@ -345,15 +423,24 @@ def ignore_action(finding: Finding, document: TextDocument, diag: types.Diagnost
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
 )
-def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Quick fixes for the findings under the cursor, computed on the buffer as it is now."""
+async def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes for the findings under the cursor, computed on the buffer as it is now (the
+    findings published for its version, or an analysis of it on the analysis thread)."""
     document = ls.workspace.get_text_document(params.text_document.uri)
     notebook = ls.workspace.get_notebook_document(cell_uri=document.uri)
     if notebook is None:
-        findings, locate = findings_for(ls, document), in_document(document)
+        locate = in_document(document)
+        version, shown = ls.published.get(document.uri, (None, []))
+        if version is not None and version == document.version:
+            findings = shown
+        else:
+            path, source, open_buffers = document_path(document), document.source, buffers(ls)
+            checked = await asyncio.wrap_future(ls.worker.submit(check_at, path, source, open_buffers, _never))
+            findings = taken(ls, document.uri, checked)
     else:
-        findings, documents, locate = notebook_findings(ls, notebook)
-        findings = [f for f in findings if documents[f.span.cell - 1].uri == document.uri]
+        documents, locate, compute = notebook_analysis(ls, notebook)
+        checked = await asyncio.wrap_future(ls.worker.submit(compute, _never))
+        findings = [f for f in taken(ls, notebook.uri, checked) if documents[f.span.cell - 1].uri == document.uri]
     actions = []
     for finding in findings:
         diag = diagnostic(finding, locate)
@@ -365,6 +452,10 @@ def code_action(ls: ChatboundServer, params: types.CodeActionParams) -> list[typ
         if ignore is not None:
             actions.append(ignore)
     return actions
+
+
+def _never() -> bool:
+    return False
 
 
 def serve() -> None:

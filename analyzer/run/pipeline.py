@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
@@ -24,6 +24,16 @@ from chatbound.vocabulary.summaries import Linked
 _install_visitor_tables()
 
 
+class Cancelled(BaseException):
+    """The caller no longer wants this file's findings (the editor's buffer changed since the
+    analysis began). A BaseException, so that the guard around the analysis, which turns a bug
+    of ours into one file's error, lets it through."""
+
+
+def _never() -> bool:
+    return False
+
+
 def _text(source: bytes | str, module: cst.Module) -> str:
     """The file's text as decoded for the parse (regenerating `module.code` recurses per level)."""
     text = source if isinstance(source, str) else source.decode(module.encoding, errors="replace")
@@ -37,25 +47,33 @@ def analyze_source(
     options: dict[str, Any] | None = None,
     directory: str = "",
     project: Linked | None = None,
+    cancelled: Callable[[], bool] = _never,
 ) -> FileResult:
     """Findings for one file, or an error naming the cause; never raises for bad input.
-    `project` is what the project pass linked for it (the functions of other modules it calls)."""
+    `project` is what the project pass linked for it (the functions of other modules it calls).
+    `cancelled` is asked between the steps (parse, rules, projections, fixes): when it says
+    yes, `Cancelled` is raised."""
     result = FileResult(path)
     too_deep = nesting_problem(source)  # LibCST's native parser would crash the process
     if too_deep:
         result.error = FileError(path, too_deep)
         return result
     with no_gc():
-        return _analyze(source, path, rules, options, directory, result, project)
+        return _analyze(source, path, rules, options, directory, result, project, cancelled)
 
 
-def _analyze(source, path, rules, options, directory, result: FileResult, project=None) -> FileResult:
+def _analyze(source, path, rules, options, directory, result: FileResult, project, cancelled) -> FileResult:
+    def step() -> None:
+        if cancelled():
+            raise Cancelled(path)
+
     try:
         module = parse(source)
     except Exception as exc:  # one bad file must never stop the run
         result.error = FileError(path, describe_error(exc, source))
         return result
     try:
+        step()
         context = RuleContext(
             path=path, module=module, options=dict(options or {}), directory=directory, project=project, source=source
         )
@@ -67,12 +85,13 @@ def _analyze(source, path, rules, options, directory, result: FileResult, projec
                     stack.enter_context(visitor.resolve(wrapper))  # metadata on first use
                 visit_batched(module, visitors)
         # post-rule steps: cost projections and fixes for the history findings
-        context.findings = attach_fixes(
-            attach_projections(context.findings, module, wrapper, context.options, directory, context.data_files),
-            module,
-            wrapper,
-            frameworks,
+        step()
+        projected = attach_projections(
+            context.findings, module, wrapper, context.options, directory, context.data_files
         )
+        step()
+        context.findings = attach_fixes(projected, module, wrapper, frameworks)
+        step()
     except RecursionError:  # LibCST's visitors recurse once per level of the tree
         result.error = FileError(path, TOO_DEEP_TREE)
         return result

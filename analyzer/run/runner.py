@@ -164,16 +164,18 @@ def _analyze_one(
     options: dict,
     directory: str,
     linked: Linked | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> FileResult:
     """One file, a notebook's code cells included (`linked`: what the project pass gave a module)."""
     from chatbound.run.pipeline import analyze_source
 
+    asked = {"cancelled": cancelled} if cancelled is not None else {}
     if not is_notebook(shown):
-        return analyze_source(source, shown, rules, options, directory=directory, project=linked)
+        return analyze_source(source, shown, rules, options, directory=directory, project=linked, **asked)
     notebook = read(source, shown)
     if isinstance(notebook, FileError):
         return FileResult(shown, error=notebook)
-    return in_cells(analyze_source(notebook.code, shown, rules, options, directory=directory), notebook.index)
+    return in_cells(analyze_source(notebook.code, shown, rules, options, directory=directory, **asked), notebook.index)
 
 
 def per_file_ignores(settings: Settings) -> list[tuple[pathspec.GitIgnoreSpec, list[str]]]:
@@ -321,17 +323,26 @@ def run(
 
 
 def check_source(
-    source: bytes | str, path: Path, settings: Settings, buffers: dict[str, bytes] | None = None
+    source: bytes | str,
+    path: Path,
+    settings: Settings,
+    buffers: dict[str, bytes] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> FileResult:
     """One file's findings from text that may be unsaved (the language server's view),
     with the same rules, options and per-file ignores as `run`, linked through its imports
     by this process's project index for the root (`_workspace_link`). `buffers`: the
-    editor's texts of open files, by resolved path, which stand for those files."""
+    editor's texts of open files, by resolved path, which stand for those files.
+    `cancelled`: asked between the steps; when it says yes, `pipeline.Cancelled` is raised."""
+    from chatbound.run.pipeline import Cancelled
+
     rules = select_rules(settings.select, settings.ignore)
     options = rule_options(settings)
     directory = str(path.resolve().parent)
     linked = None if is_notebook(path.name) else _workspace_link(source, path, settings, rules, options, buffers)
-    result = _analyze_one(source, display_path(path), rules, options, directory, linked)
+    if cancelled is not None and cancelled():
+        raise Cancelled(str(path))
+    result = _analyze_one(source, display_path(path), rules, options, directory, linked, cancelled)
     result.modules = list(linked.modules) if linked is not None else []
     findings = with_fingerprints(result.findings, project_path(path, settings.root))
     findings = with_declared_engine(findings, path, settings.root)
