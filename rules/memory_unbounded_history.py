@@ -4,18 +4,17 @@ is sent whole to a model."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from chatbound import databases, frameworks
 from chatbound.analysis.chat import ChatRule, may_chat_tree
-from chatbound.analysis.histories import ChatFacts, Flow, walk
+from chatbound.analysis.histories import ChatFacts, Flow
 from chatbound.analysis.histories.expiring import expiry_of, expiry_sentence
 from chatbound.analysis.histories.growth import growth_label
 from chatbound.analysis.rule import Invalid, Related
 from chatbound.findings import Severity
-from chatbound.syntax.messages import callee_name, is_bounding_name, is_count_slice, is_whole_slice, string
+from chatbound.syntax.messages import callee_name, is_whole_slice
 from chatbound.syntax.stdlib_tree import PythonTree
-from chatbound.vocabulary.sinks import dotted, keyword, triggers
+from chatbound.vocabulary.sinks import triggers
 from chatbound.vocabulary.summaries import Place
 
 COST = "so turn N re-sends all N-1 earlier turns: tokens per session grow with the square of its length"
@@ -30,22 +29,6 @@ KIND = {
     "stored": "loaded from a store and saved back whole on every call",
     "database": "read back whole on every call",
 }
-SUGGEST = {
-    "langchain": 'Trim before the model: `trim_messages(max_tokens=..., strategy="last", start_on="human", '
-    "include_system=True)` in the chain, or ConversationSummaryBufferMemory / ConversationTokenBufferMemory.",
-    # the frameworks' own bounds, checked against their source (chatbound.frameworks)
-    "buffer": frameworks.MEMORY_ADVICE["buffer"],
-    "runnable": frameworks.MEMORY_ADVICE["runnable"],
-    "llama_index": frameworks.MEMORY_ADVICE["llama_index"],
-    "agents": frameworks.ADVICE["agents"],
-    "pydantic_ai": frameworks.ADVICE["pydantic_ai"],
-    "semantic_kernel": frameworks.MEMORY_ADVICE["semantic_kernel"],
-    "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
-    "genai-chat": frameworks.MEMORY_ADVICE["google-genai"],
-    "openai-responses": frameworks.MEMORY_ADVICE["openai-responses"],
-}
-BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
-UNBOUNDED_CHAINS = ("ConversationChain",)
 
 
 def _sent_inside(facts: ChatFacts, flow: Flow) -> cst.BaseExpression | None:
@@ -58,19 +41,6 @@ def _sent_inside(facts: ChatFacts, flow: Flow) -> cst.BaseExpression | None:
                 if any(u.storage.kind == "param" and u.storage.label == param for u in facts.whole_history_in(arg)):
                     return arg
     return None
-
-
-def _compacts(arg: cst.Arg | None) -> bool:
-    """`context_management=[{"type": "compaction", "compact_threshold": N}]`: the server compacts the
-    chain once its context crosses N tokens."""
-    if arg is None or not isinstance(arg.value, cst.List):
-        return False
-    for element in arg.value.elements:
-        if isinstance(element.value, cst.Dict):
-            keys = {string(e.key): e.value for e in element.value.elements if isinstance(e, cst.DictElement)}
-            if string(keys.get("type")) == "compaction" and isinstance(keys.get("compact_threshold"), cst.Integer):
-                return True
-    return False
 
 
 class MemoryUnboundedHistory(ChatRule):
@@ -1182,13 +1152,12 @@ class Mentor:
         facts = self.chat_facts()
         reported: set[int] = set()
         for flow in facts.flows():
-            if flow.history.unbounded and not facts.rebuilt_before(flow) and not self._bounded_by_agent(facts, flow):
+            if flow.history.unbounded and not facts.rebuilt_before(flow):
                 self._report_flow(facts, flow)
                 reported.add(id(flow.site))
-        for call in facts.nodes.calls:
-            if id(call) not in reported:
-                self._framework_memory(facts, call)
         for kept in frameworks.memories(facts):
+            if kept.site is not None and id(kept.site) in reported:
+                continue
             self.report(
                 kept.node,
                 f"{kept.message}, {COST}.",
@@ -1198,11 +1167,6 @@ class Mentor:
             )
 
     # --- plain histories ---------------------------------------------------------------------
-
-    def _bounded_by_agent(self, facts: ChatFacts, flow: Flow) -> bool:
-        if flow.sink.framework != "pydantic_ai":
-            return False
-        return any(keyword(c, "history_processors") is not None for c in facts.nodes.calls)
 
     def _report_flow(self, facts: ChatFacts, flow: Flow) -> None:
         history, use, sink = flow.history, flow.use, flow.sink
@@ -1264,7 +1228,7 @@ class Mentor:
             )
         suggestion = (
             frameworks.ADVICE.get(history.storage.kind)
-            or SUGGEST.get(framework)
+            or frameworks.SEND_ADVICE.get(framework)
             or (
                 f"Send a bounded view and keep the history intact: `bounded_view({label if database else stored}, "
                 "last_turns=10)` (`from chatbound.compaction import bounded_view`) in place of the whole list"
@@ -1290,142 +1254,3 @@ class Mentor:
                 **({"lifetime_seconds": expiry.lifetime} if expiry is not None and expiry.lifetime else {}),
             },
         )
-
-    # --- framework memories that keep everything ---------------------------------------------
-
-    def _framework_memory(self, facts: ChatFacts, call: cst.Call) -> None:
-        name = callee_name(call)
-        if name in BUFFER_MEMORIES:
-            self._report_memory(
-                call, f"`{name}` keeps every message and puts all of it into each prompt, {COST}.", "langchain", name
-            )
-        elif name in UNBOUNDED_CHAINS and keyword(call, "memory") is None:
-            self._report_memory(
-                call,
-                f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every "
-                f"earlier message on each call, {COST}.",
-                "langchain",
-                name,
-            )
-        elif name == "RunnableWithMessageHistory" and call.args and not self._has_trimmer(facts, call):
-            self._report_memory(
-                call,
-                "`RunnableWithMessageHistory` loads the whole stored history into every call and "
-                f"nothing in the chain trims it, {COST}.",
-                "langchain",
-                name,
-            )
-        elif self._is_kept_chat(facts, call):
-            self._report_memory(
-                call,
-                f"The chat object from `{facts.code(call.func)}` is kept per session and "
-                f"re-sends its whole history on every `send_message`, {COST}.",
-                "google-genai",
-                name,
-            )
-        elif name in ("create", "stream", "parse") and dotted(call.func)[-2:-1] == ["responses"]:
-            self._previous_response_chain(facts, call)
-
-    def _report_memory(self, node: cst.CSTNode, message: str, framework: str, kind: str) -> None:
-        advice = {"ConversationBufferMemory": "buffer", "RunnableWithMessageHistory": "runnable"}.get(
-            kind, "genai-chat" if framework == "google-genai" else framework
-        )
-        self.report(
-            node,
-            message,
-            suggestion=SUGGEST[advice],
-            properties={"history": kind, "framework": framework, "storage": "framework", "sink": kind},
-        )
-
-    def _has_trimmer(self, facts: ChatFacts, call: cst.Call) -> bool:
-        """A trim step in the runnable, or a history class of this module that trims itself."""
-        pending, seen = [call.args[0].value], set()
-        while pending:
-            expr = pending.pop()
-            for node in walk(expr):
-                if isinstance(node, cst.Call) and is_bounding_name(callee_name(node)):
-                    return True
-                if isinstance(node, cst.Subscript) and is_count_slice(node):
-                    return True
-                if isinstance(node, cst.Name) and node.value not in seen:
-                    seen.add(node.value)
-                    value = facts.assignment_before(node)
-                    if isinstance(value, cst.BaseExpression):
-                        pending.append(value)
-                    pending.extend(f for f in facts.functions.get(node.value, []))
-        return any(
-            facts.histories.get(f"{klass.name.value}.messages") is not None
-            and facts.histories[f"{klass.name.value}.messages"].trims
-            for klass in facts.nodes.classes
-        )
-
-    def _is_kept_chat(self, facts: ChatFacts, call: cst.Call) -> bool:
-        parts = dotted(call.func)
-        if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
-            return False
-        sends = [c for c in facts.nodes.calls if callee_name(c) in frameworks.CHAT_SENDS]
-        if not sends or all(self._trimmed_before(facts, send) for send in sends):
-            return False
-        parent = facts.parent(call)
-        if isinstance(parent, cst.Arg):
-            holder = facts.parent(parent)
-            return (
-                isinstance(holder, cst.Call)
-                and callee_name(holder) == "setdefault"
-                and facts.storage_of(holder) is not None
-            )
-        if isinstance(parent, cst.Assign):
-            return any(facts.storage_of(t.target) is not None for t in parent.targets)
-        return False
-
-    def _trimmed_before(self, facts: ChatFacts, send: cst.Call) -> bool:
-        """The statement before the one holding ``send`` trims the chat's own history
-        (`chat.history = bounded_view(chat.history, last_turns=10)`)."""
-        statement = next(
-            (a for a in facts.ancestors(send) if isinstance(a, (cst.SimpleStatementLine, cst.Lambda))), None
-        )
-        block = facts.parent(statement) if statement is not None else None
-        body = list(getattr(block, "body", ()))
-        if not isinstance(send.func, cst.Attribute) or statement not in body or body.index(statement) == 0:
-            return False
-        return frameworks.trims_chat(body[body.index(statement) - 1], " ".join(facts.code(send.func.value).split()))
-
-    def _previous_response_chain(self, facts: ChatFacts, call: cst.Call) -> None:
-        truncation = keyword(call, "truncation")
-        if (
-            truncation is not None
-            and string(truncation.value) == "auto"
-            or _compacts(keyword(call, "context_management"))
-        ):
-            return
-        for name in ("previous_response_id", "conversation"):
-            arg = keyword(call, name)
-            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                continue
-            if facts.storage_of(arg.value) is not None or self._chained_in_loop(facts, arg.value):
-                self.report(
-                    arg.value,
-                    f"`{name}={facts.code(arg.value)}` chains every turn onto the previous response without "
-                    f'`truncation="auto"`: the server replays the whole conversation as input, {COST}.',
-                    suggestion=SUGGEST["openai-responses"],
-                    properties={
-                        "history": facts.code(arg.value),
-                        "framework": "openai",
-                        "storage": "server",
-                        "sink": "openai.responses.create",
-                    },
-                )
-                return
-
-    def _chained_in_loop(self, facts: ChatFacts, value: cst.BaseExpression) -> bool:
-        """`prev = response.id` inside the chat loop, read back on the next turn."""
-        if not isinstance(value, cst.Name):
-            return False
-        scope = self.get_metadata(ScopeProvider, value, None)
-        for assignment in scope[value.value] if scope is not None else ():
-            target = getattr(assignment, "node", None)
-            if isinstance(target, cst.Name):
-                bound = facts.bound_value(target)
-                if isinstance(bound, cst.Attribute) and bound.attr.value == "id" and facts.loops_of(target):
-                    return True
-        return False

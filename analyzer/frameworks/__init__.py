@@ -59,6 +59,7 @@ from chatbound.frameworks import (
     langgraph,
     llama_index,
     mcp,
+    memory_objects,
     openai_agents,
     pydantic_ai,
     smolagents,
@@ -81,12 +82,14 @@ MODULES = (
     smolagents,
     pydantic_ai,
     llama_index,
+    memory_objects,
 )
 __all__ = [
     "ADVICE",
     "CALLS",
     "CHAT_SENDS",
     "MEMORY_ADVICE",
+    "SEND_ADVICE",
     "REPLAYS",
     "HANDOFF_CALLS",
     "HANDOFF_TRIGGERS",
@@ -236,6 +239,15 @@ def fix(finding, module: cst.Module, wrapper, lines):
 MEMORY_ADVICE = chat_memories.SUGGESTIONS
 CHAT_SENDS = chat_memories.CHAT_SENDS
 trims_chat = chat_memories.trims_chat
+# What to do where a framework's model call is given a whole history, by the sink's framework.
+SEND_ADVICE = {
+    "langchain": MEMORY_ADVICE["langchain"],
+    "llama_index": MEMORY_ADVICE["llama_index"],
+    "semantic_kernel": MEMORY_ADVICE["semantic_kernel"],
+    "agents": ADVICE["agents"],
+    "pydantic_ai": ADVICE["pydantic_ai"],
+    "google-genai": "Send a bounded `contents` (the last whole turns), or recreate the chat from a bounded history.",
+}
 
 
 # SDKs and frameworks whose message lists bounded_view reads (compaction/shapes.py); "http" is

@@ -88,6 +88,8 @@ TRIM = (
 BUFFER_FIELDS = {"human_prefix", "ai_prefix", "memory_key", "chat_memory", "input_key", "output_key", "return_messages"}
 
 SUGGESTIONS = {
+    "langchain": 'Trim before the model: `trim_messages(max_tokens=..., strategy="last", start_on="human", '
+    "include_system=True)` in the chain, or ConversationSummaryBufferMemory / ConversationTokenBufferMemory.",
     "buffer": f"Use `ConversationBufferWindowMemory(k={WINDOW_TURNS}, ...)`: `chat_memory.messages` keeps every "
     f"message, the prompt gets the last {WINDOW_TURNS} exchanges. " + HISTORY_STAYS,
     "runnable": "Put a trimmer on the history in front of the chain: `RunnablePassthrough.assign(history="

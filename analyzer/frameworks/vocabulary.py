@@ -19,6 +19,7 @@ class Kept:
     advice: str
     properties: dict[str, Any] = field(default_factory=dict)  # framework, history, storage, sink
     related: tuple[tuple[Any, str], ...] = ()  # (a node of the module or a `Place` in another, what it shows)
+    site: cst.CSTNode | None = None  # the model or memory call: none where a history it sends is reported already
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,175 @@
+"""Chat memories that a framework object keeps whole (MEMORY-UNBOUNDED-HISTORY): where each is
+found; their fixes and advice are `chat_memories.py`'s, checked against the same sources.
+
+- LangChain (langchain 0.3 / langchain-classic 1.0): `ConversationBufferMemory` and
+  `ConversationStringBufferMemory` return every message from `load_memory_variables`;
+  `ConversationChain` without `memory=` makes a `ConversationBufferMemory`.
+  `RunnableWithMessageHistory(chain, ...)` (langchain-core 1.8) loads the whole stored history
+  into every call unless a trim step sits in the chain (a bounding call or a count slice
+  anywhere in it, or a history class of the module that trims itself).
+- google-genai 3.6.1 `client.chats.create(...)` and google-generativeai 0.8.6
+  `model.start_chat(...)`: a chat object kept per session (in a store, or `setdefault` on one)
+  re-sends its whole history on every `send_message`, unless the statement before each send
+  trims that chat's own history (`chat_memories.trims_chat`).
+- The Responses API (openai 3.57): `previous_response_id=` or `conversation=` read from a store,
+  or chained in the chat loop (`prev = response.id`), replays the whole conversation, unless
+  the call sets `truncation="auto"` or server-side compaction (`context_management=[{"type":
+  "compaction", "compact_threshold": N}]`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from chatbound.frameworks.chat_memories import CHAT_SENDS, SUGGESTIONS, trims_chat
+from chatbound.frameworks.vocabulary import Kept
+from chatbound.syntax.messages import callee_name, is_bounding_name, is_count_slice, string
+from chatbound.syntax.tree import walk
+from chatbound.vocabulary.sinks import dotted, keyword
+
+BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
+UNBOUNDED_CHAINS = ("ConversationChain",)
+RESPONSE_CHAINS = ("previous_response_id", "conversation")
+
+
+def memories(facts) -> list[Kept]:
+    found = []
+    for call in facts.nodes.calls:
+        kept = _memory_of(facts, call)
+        if kept is not None:
+            found.append(kept)
+    return found
+
+
+def _memory_of(facts, call: cst.Call) -> Kept | None:
+    name = callee_name(call)
+    if name in BUFFER_MEMORIES:
+        advice = "buffer" if name == "ConversationBufferMemory" else "langchain"  # the window fix is the buffer's
+        return _kept(call, f"`{name}` keeps every message and puts all of it into each prompt", advice, name)
+    if name in UNBOUNDED_CHAINS and keyword(call, "memory") is None:
+        message = (
+            f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every earlier message on each call"
+        )
+        return _kept(call, message, "langchain", name)
+    if name == "RunnableWithMessageHistory" and call.args and not _has_trimmer(facts, call):
+        message = "`RunnableWithMessageHistory` loads the whole stored history into every call and nothing in the chain trims it"
+        return _kept(call, message, "runnable", name)
+    if _is_kept_chat(facts, call):
+        message = (
+            f"The chat object from `{facts.code(call.func)}` is kept per session and "
+            "re-sends its whole history on every `send_message`"
+        )
+        return _kept(call, message, "google-genai", name, framework="google-genai")
+    if name in ("create", "stream", "parse") and dotted(call.func)[-2:-1] == ["responses"]:
+        return _previous_response_chain(facts, call)
+    return None
+
+
+def _kept(call: cst.Call, message: str, advice: str, kind: str, framework: str = "langchain") -> Kept:
+    properties = {"history": kind, "framework": framework, "storage": "framework", "sink": kind}
+    return Kept(call, message, SUGGESTIONS[advice], properties, site=call)
+
+
+def _has_trimmer(facts, call: cst.Call) -> bool:
+    """A trim step in the runnable, or a history class of this module that trims itself."""
+    pending, seen = [call.args[0].value], set()
+    while pending:
+        expr = pending.pop()
+        for node in walk(expr):
+            if isinstance(node, cst.Call) and is_bounding_name(callee_name(node)):
+                return True
+            if isinstance(node, cst.Subscript) and is_count_slice(node):
+                return True
+            if isinstance(node, cst.Name) and node.value not in seen:
+                seen.add(node.value)
+                value = facts.assignment_before(node)
+                if isinstance(value, cst.BaseExpression):
+                    pending.append(value)
+                pending.extend(f for f in facts.functions.get(node.value, []))
+    return any(
+        facts.histories.get(f"{klass.name.value}.messages") is not None
+        and facts.histories[f"{klass.name.value}.messages"].trims
+        for klass in facts.nodes.classes
+    )
+
+
+def _is_kept_chat(facts, call: cst.Call) -> bool:
+    parts = dotted(call.func)
+    if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
+        return False
+    sends = [c for c in facts.nodes.calls if callee_name(c) in CHAT_SENDS]
+    if not sends or all(_trimmed_before(facts, send) for send in sends):
+        return False
+    parent = facts.parent(call)
+    if isinstance(parent, cst.Arg):
+        holder = facts.parent(parent)
+        return (
+            isinstance(holder, cst.Call)
+            and callee_name(holder) == "setdefault"
+            and facts.storage_of(holder) is not None
+        )
+    if isinstance(parent, cst.Assign):
+        return any(facts.storage_of(t.target) is not None for t in parent.targets)
+    return False
+
+
+def _trimmed_before(facts, send: cst.Call) -> bool:
+    """The statement before the one holding ``send`` trims the chat's own history
+    (`chat.history = bounded_view(chat.history, last_turns=10)`)."""
+    statement = next((a for a in facts.ancestors(send) if isinstance(a, (cst.SimpleStatementLine, cst.Lambda))), None)
+    block = facts.parent(statement) if statement is not None else None
+    body = list(getattr(block, "body", ()))
+    if not isinstance(send.func, cst.Attribute) or statement not in body or body.index(statement) == 0:
+        return False
+    return trims_chat(body[body.index(statement) - 1], " ".join(facts.code(send.func.value).split()))
+
+
+def _previous_response_chain(facts, call: cst.Call) -> Kept | None:
+    truncation = keyword(call, "truncation")
+    if truncation is not None and string(truncation.value) == "auto" or _compacts(keyword(call, "context_management")):
+        return None
+    for name in RESPONSE_CHAINS:
+        arg = keyword(call, name)
+        if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            continue
+        if facts.storage_of(arg.value) is not None or _chained_in_loop(facts, arg.value):
+            message = (
+                f"`{name}={facts.code(arg.value)}` chains every turn onto the previous response without "
+                '`truncation="auto"`: the server replays the whole conversation as input'
+            )
+            properties = {
+                "history": facts.code(arg.value),
+                "framework": "openai",
+                "storage": "server",
+                "sink": "openai.responses.create",
+            }
+            return Kept(arg.value, message, SUGGESTIONS["openai-responses"], properties, site=call)
+    return None
+
+
+def _compacts(arg: cst.Arg | None) -> bool:
+    """`context_management=[{"type": "compaction", "compact_threshold": N}]`: the server compacts the
+    chain once its context crosses N tokens."""
+    if arg is None or not isinstance(arg.value, cst.List):
+        return False
+    for element in arg.value.elements:
+        if isinstance(element.value, cst.Dict):
+            keys = {string(e.key): e.value for e in element.value.elements if isinstance(e, cst.DictElement)}
+            if string(keys.get("type")) == "compaction" and isinstance(keys.get("compact_threshold"), cst.Integer):
+                return True
+    return False
+
+
+def _chained_in_loop(facts, value: cst.BaseExpression) -> bool:
+    """`prev = response.id` inside the chat loop, read back on the next turn."""
+    if not isinstance(value, cst.Name):
+        return False
+    scope = facts.rule.get_metadata(ScopeProvider, value, None)
+    for assignment in scope[value.value] if scope is not None else ():
+        target = getattr(assignment, "node", None)
+        if isinstance(target, cst.Name):
+            bound = facts.bound_value(target)
+            if isinstance(bound, cst.Attribute) and bound.attr.value == "id" and facts.loops_of(target):
+                return True
+    return False
