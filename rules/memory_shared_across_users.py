@@ -9,7 +9,7 @@ import libcst as cst
 
 from chatbound.analysis.chat import ChatRule, may_chat_tree
 from chatbound.analysis.rule import Invalid
-from chatbound.analysis.sharing import Shared, shared_flows
+from chatbound.analysis.sharing import Held, Keyed, Shared, constant_keys, held_conversations, shared_flows
 from chatbound.findings import Severity
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.vocabulary.servers import DECORATOR_VERBS, HANDLER_CALLS
@@ -24,6 +24,8 @@ KEYED = (
     "`histories.setdefault({identity}, [])` where `{history}` is used, with `{identity}` minted on the server "
     "from the signed-in user, not taken as the client sends it."
 )
+
+KEYED_ID = "Name the conversation by who asks: use `{identity}`, minted on the server from the signed-in user."
 
 
 def may_serve_tree(tree: PythonTree) -> bool:
@@ -322,8 +324,69 @@ gr.ChatInterface(respond).launch()
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self.may_chat():
             return
-        for shared in shared_flows(self.chat_facts()):
+        facts = self.chat_facts()
+        for shared in shared_flows(facts):
             self._report(shared)
+        for held in held_conversations(facts):
+            self._report_held(held)
+        for keyed in constant_keys(facts):
+            self._report_keyed(keyed)
+
+    def _where(self, function: cst.FunctionDef, how: str) -> str:
+        return f"the function `{function.name.value}` ({how})"
+
+    def _report_held(self, held: Held) -> None:
+        facts = self.chat_facts()
+        name = facts.code(held.use)
+        message = (
+            f"`{name}` keeps one conversation, made once {held.how} for the whole process: "
+            f"{self._where(held.entry.function, held.entry.how)} serves each caller with it, so every user's turns "
+            "go into the same conversation and each request sends the others' turns to the model, which can "
+            "show them back."
+        )
+        suggestion = (
+            f"Make one per user or conversation, keyed by `{held.identity}` minted on the server, not one for the "
+            "process."
+            if held.identity
+            else ADVICE
+        )
+        self.report(
+            held.made,
+            message,
+            suggestion=suggestion,
+            related=[
+                self.related(held.use, f"`{name}` is used here while serving a caller"),
+                self.related(held.entry.node, "this entry point serves every user"),
+            ],
+            properties={
+                "history": name,
+                "storage": "process",
+                "entry": held.entry.function.name.value,
+                "identity": held.identity,
+            },
+        )
+
+    def _report_keyed(self, keyed: Keyed) -> None:
+        facts = self.chat_facts()
+        key = facts.code(keyed.key)
+        message = (
+            f"Every caller continues the conversation {key}: {self._where(keyed.entry.function, keyed.entry.how)} "
+            f"serves each user with this one constant id, so the store keeps one conversation for all of them "
+            "and each request sends the others' turns to the model, which can show them back."
+        )
+        suggestion = KEYED_ID.format(identity=keyed.identity) if keyed.identity else ADVICE
+        self.report(
+            keyed.key,
+            message,
+            suggestion=suggestion,
+            related=[self.related(keyed.entry.node, "this entry point serves every user")],
+            properties={
+                "history": key,
+                "storage": "key",
+                "entry": keyed.entry.function.name.value,
+                "identity": keyed.identity,
+            },
+        )
 
     def _report(self, shared: Shared) -> None:
         facts = self.chat_facts()

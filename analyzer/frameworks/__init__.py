@@ -56,6 +56,7 @@ from chatbound.frameworks import (
     chainlit,
     chat_memories,
     crewai,
+    langchain,
     langgraph,
     llama_index,
     mcp,
@@ -81,6 +82,7 @@ MODULES = (
     smolagents,
     pydantic_ai,
     llama_index,
+    langchain,
 )
 __all__ = [
     "ADVICE",
@@ -105,6 +107,9 @@ __all__ = [
     "TOOL_KEYWORDS",
     "TOOL_TRIGGERS",
     "collect",
+    "CONVERSATION_KEYWORDS",
+    "conversation_key",
+    "keeps_conversation",
     "fix",
     "framework_kind",
     "handoffs",
@@ -152,6 +157,8 @@ _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
 )
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
+_KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
+CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
 
 
 def _first(functions, *args):
@@ -169,6 +176,18 @@ def storage(facts, expr: cst.CSTNode):
 def collect(facts) -> None:
     for function in _COLLECT:
         function(facts)
+
+
+def keeps_conversation(qualified: str) -> bool:
+    """Whether a call of `qualified` makes an object that keeps one conversation for whoever
+    calls it (a LangChain memory); a call given one through `CONVERSATION_KEYWORDS` keeps it too."""
+    return any(function(qualified) for function in _KEEPS)
+
+
+def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The expression that names the conversation `call` continues in a store that outlives it
+    (a checkpointed graph's `thread_id`), or None."""
+    return _first(_KEYS, facts, call)
 
 
 def memories(facts) -> list[Kept]:

@@ -73,6 +73,7 @@ from chatbound.frameworks.langgraph.supervisors import (
     exports,
     handoffs,
 )
+from chatbound.frameworks.langgraph.threads import conversation_key
 
 __all__ = [
     # graphs
@@ -124,4 +125,6 @@ __all__ = [
     "ROUTED_ADVICE",
     "exports",
     "handoffs",
+    # threads
+    "conversation_key",
 ]
