@@ -7,6 +7,7 @@ import ast
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.analysis.chat import ChatRule, may_chat_tree
 from chatbound.analysis.rule import Invalid
 from chatbound.analysis.sharing import Held, Keyed, Shared, constant_keys, held_conversations, shared_flows
@@ -30,7 +31,11 @@ KEYED_ID = "Name the conversation by who asks: use `{identity}`, minted on the s
 
 def may_serve_tree(tree: PythonTree) -> bool:
     """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
-    handler registration), on CPython's tree: every entry the analysis finds is one of these."""
+    handler registration), or names a conversation by a key (`{"thread_id": ...}`: its function
+    may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
+    for node in tree.nodes(ast.Dict):
+        if any(isinstance(k, ast.Constant) and k.value in frameworks.CONVERSATION_KEY_NAMES for k in node.keys):
+            return True
     for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
         if isinstance(node, ast.Call):
             func = node.func

@@ -107,7 +107,9 @@ def entries(facts) -> dict[int, Entry]:
         if isinstance(handler, cst.Name):
             for function in facts.functions.get(handler.value, []):
                 if facts.class_of(function) is None:
-                    found.setdefault(id(function), Entry(function, facts.code(call), call))
+                    found.setdefault(
+                        id(function), Entry(function, f"{facts.code(call.func)}({handler.value}, ...)", call)
+                    )
     return found
 
 

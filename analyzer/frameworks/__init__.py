@@ -63,6 +63,7 @@ from chatbound.frameworks import (
     openai_agents,
     pydantic_ai,
     smolagents,
+    streamlit,
     swarm,
 )
 from chatbound.frameworks.langgraph import functional as langgraph_functional
@@ -83,6 +84,7 @@ MODULES = (
     pydantic_ai,
     llama_index,
     langchain,
+    streamlit,
 )
 __all__ = [
     "ADVICE",
@@ -108,6 +110,7 @@ __all__ = [
     "TOOL_TRIGGERS",
     "collect",
     "CONVERSATION_KEYWORDS",
+    "CONVERSATION_KEY_NAMES",
     "conversation_key",
     "keeps_conversation",
     "fix",
@@ -158,6 +161,7 @@ _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
 )
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
 _KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
+CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
 CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
 
 

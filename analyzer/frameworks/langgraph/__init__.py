@@ -73,6 +73,7 @@ from chatbound.frameworks.langgraph.supervisors import (
     exports,
     handoffs,
 )
+from chatbound.frameworks.langgraph.threads import THREAD_KEYS as CONVERSATION_KEY_NAMES
 from chatbound.frameworks.langgraph.threads import conversation_key
 
 __all__ = [
@@ -126,5 +127,6 @@ __all__ = [
     "exports",
     "handoffs",
     # threads
+    "CONVERSATION_KEY_NAMES",
     "conversation_key",
 ]
