@@ -63,6 +63,14 @@ class MemorySharedAcrossUsers(ChatRule):
     entry point calls. Reported where the history is sent, with its definition, the entry point
     and the growth as related locations.
 
+    The same holds without a list in sight: a framework object that keeps a conversation (a
+    LangChain memory, or a chain or agent given one) made once for the process, at module level
+    or by a cached factory (`functools.cache`, `lru_cache`, `st.cache_resource`) whose
+    parameters do not say who asks, and used while serving (reported where it is made); and a
+    run of a checkpointed LangGraph graph whose `thread_id` is a literal (reported at the
+    literal). A function of a module with no server import is served when a Streamlit script
+    of another module calls it (the script reruns per session; the module it imports does not).
+
     A history keyed by who asks (`sessions[user_id]`), Streamlit's `session_state`, Chainlit's
     `user_session`, Gradio's `history` argument and a list built for one request are per user;
     a command-line loop or a notebook has one user. None of them is reported.
@@ -123,8 +131,11 @@ class MemorySharedAcrossUsers(ChatRule):
     ## Frameworks covered
     FastAPI, Flask, Quart and aiohttp routes; Slack Bolt, discord.py (commands, cogs,
     `on_message`), aiogram, pyTelegramBotAPI and python-telegram-bot handlers; Chainlit's
-    `@cl.on_message`; Gradio's `ChatInterface` and event listeners. Checked in their sources for
-    the versions in `chatbound/vocabulary/servers.py`.
+    `@cl.on_message`; Gradio's `ChatInterface` and event listeners (`.then` too); functions a
+    Streamlit script of another module calls. LangChain memories and chains given one; LangGraph
+    checkpointed graphs' `thread_id`. Checked in their sources for the versions in
+    `chatbound/vocabulary/servers.py`, `chatbound/frameworks/langchain.py` and
+    `chatbound/frameworks/langgraph/threads.py`.
     """
 
     ID = "MEMORY-SHARED-ACROSS-USERS"
