@@ -34,7 +34,9 @@ def may_serve_tree(tree: PythonTree) -> bool:
     handler registration), or names a conversation by a key (`{"thread_id": ...}`: its function
     may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
     for node in tree.nodes(ast.Dict):
-        if any(isinstance(k, ast.Constant) and k.value in frameworks.CONVERSATION_KEY_NAMES for k in node.keys):
+        if isinstance(node, ast.Dict) and any(
+            isinstance(k, ast.Constant) and k.value in frameworks.CONVERSATION_KEY_NAMES for k in node.keys
+        ):
             return True
     for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
         if isinstance(node, ast.Call):

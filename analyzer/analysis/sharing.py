@@ -297,6 +297,6 @@ def constant_keys(facts) -> list[Keyed]:
         function = facts.function_of(call)
         entry = reached.get(id(function)) if function is not None else None
         key = frameworks.conversation_key(facts, call) if entry is not None else None
-        if isinstance(key, (cst.SimpleString, cst.Integer)):
+        if entry is not None and isinstance(key, (cst.SimpleString, cst.Integer)):
             found.append(Keyed(key, call, entry, _identity(entry.function)))
     return found

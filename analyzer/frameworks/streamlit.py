@@ -18,7 +18,7 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
     """Each imported function a Streamlit script calls (`run_agent(prompt)`, `agent.run_agent(...)`)."""
     if not any(target.split(".")[0] == "streamlit" for target in imported.values()):
         return []
-    found = []
+    found: list[tuple[str, str, ast.AST]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
