@@ -33,10 +33,11 @@ def may_serve_tree(tree: PythonTree) -> bool:
     """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
     handler registration), or names a conversation by a key (`{"thread_id": ...}`: its function
     may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
-    for node in tree.nodes(ast.Dict):
-        if isinstance(node, ast.Dict) and any(
-            isinstance(k, ast.Constant) and k.value in frameworks.CONVERSATION_KEY_NAMES for k in node.keys
-        ):
+    names = frameworks.CONVERSATION_KEY_NAMES
+    for node in tree.nodes(ast.Dict, ast.Call):
+        if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in names for k in node.keys):
+            return True
+        if isinstance(node, ast.Call) and any(k.arg in names for k in node.keywords):
             return True
     for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
         if isinstance(node, ast.Call):
@@ -145,7 +146,7 @@ class MemorySharedAcrossUsers(ChatRule):
     SEVERITY = Severity.HIGH
     SUMMARY = "One chat history serves every user of a server or bot: each request carries the others' conversations."
     TAGS = ("privacy", "llm", "memory")
-    TRIGGERS = triggers()  # a model call (the send a finding needs)
+    TRIGGERS = (*triggers(), *frameworks.TRIGGERS)  # a model call, a chat memory, or a framework run keeping one
     CROSS_MODULE = True  # the send may be a function of another module the entry point hands the history to
 
     @staticmethod
