@@ -31,8 +31,12 @@ KEYED_ID = "Name the conversation by who asks: use `{identity}`, minted on the s
 
 def may_serve_tree(tree: PythonTree) -> bool:
     """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
-    handler registration), or names a conversation by a key (`{"thread_id": ...}`: its function
+    handler registration), keeps a list or dict at module level, or names a conversation by a key (`{"thread_id": ...}`: its function
     may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
+    for statement in tree.module.body:  # state kept for the process: an importer's route may serve it
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, (ast.List, ast.Dict)):
+            return True
     names = frameworks.CONVERSATION_KEY_NAMES
     for node in tree.nodes(ast.Dict, ast.Call):
         if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in names for k in node.keys):

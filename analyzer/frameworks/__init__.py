@@ -62,6 +62,7 @@ from chatbound.frameworks import (
     mcp,
     openai_agents,
     pydantic_ai,
+    routes,
     smolagents,
     streamlit,
     swarm,
@@ -85,6 +86,7 @@ MODULES = (
     llama_index,
     langchain,
     streamlit,
+    routes,
 )
 __all__ = [
     "ADVICE",
