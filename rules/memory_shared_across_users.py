@@ -246,6 +246,24 @@ EXAMPLES = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content"
 def solve(text: str):
     return client.chat.completions.create(model="gpt-4o", messages=[*EXAMPLES, {"role": "user", "content": text}])
 """,
+        # a cached factory keyed by who asks: one chain per session
+        """
+from functools import cache
+
+import gradio as gr
+from langchain.chains import ConversationChain
+from langchain.memory import ConversationBufferWindowMemory
+from langchain_openai import ChatOpenAI
+
+@cache
+def chain_for(session_id):
+    return ConversationChain(llm=ChatOpenAI(), memory=ConversationBufferWindowMemory(k=4))
+
+def reply(message, history, request: gr.Request):
+    return chain_for(request.session_hash).predict(input=message)
+
+gr.ChatInterface(reply).launch()
+""",
     ]
     INVALID = [
         Invalid(
@@ -341,6 +359,50 @@ gr.ChatInterface(respond).launch()
             69,
             10,
             72,
+        ),
+        # a LangChain chain and its memory made once at module level, used by every Gradio session
+        Invalid(
+            """
+import gradio as gr
+from langchain.chains import ConversationChain
+from langchain.memory import ConversationBufferWindowMemory
+from langchain_openai import ChatOpenAI
+
+chain = ConversationChain(llm=ChatOpenAI(), memory=ConversationBufferWindowMemory(k=4))
+
+def reply(message, history):
+    return chain.predict(input=message)
+
+gr.ChatInterface(reply).launch()
+""",
+            7,
+            9,
+            7,
+            88,
+        ),
+        # a checkpointed graph run with one thread id by a FastAPI route
+        Invalid(
+            """
+from fastapi import FastAPI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langchain_openai import ChatOpenAI
+
+app = FastAPI()
+model = ChatOpenAI()
+flow = StateGraph(MessagesState)
+flow.add_node("talk", lambda state: {"messages": [model.invoke(state["messages"][-6:])]})
+flow.add_edge(START, "talk")
+graph = flow.compile(checkpointer=InMemorySaver())
+
+@app.post("/talk")
+def talk(text: str):
+    return graph.invoke({"messages": [("user", text)]}, {"configurable": {"thread_id": "1"}})
+""",
+            16,
+            88,
+            16,
+            91,
         ),
     ]
 
