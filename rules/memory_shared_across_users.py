@@ -7,9 +7,10 @@ import ast
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.analysis.chat import ChatRule, may_chat_tree
 from chatbound.analysis.rule import Invalid
-from chatbound.analysis.sharing import Shared, shared_flows
+from chatbound.analysis.sharing import Held, Keyed, Shared, constant_keys, held_conversations, shared_flows
 from chatbound.findings import Severity
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.vocabulary.servers import DECORATOR_VERBS, HANDLER_CALLS
@@ -25,10 +26,23 @@ KEYED = (
     "from the signed-in user, not taken as the client sends it."
 )
 
+KEYED_ID = "Name the conversation by who asks: use `{identity}`, minted on the server from the signed-in user."
+
 
 def may_serve_tree(tree: PythonTree) -> bool:
     """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
-    handler registration), on CPython's tree: every entry the analysis finds is one of these."""
+    handler registration), keeps a list or dict at module level, or names a conversation by a key (`{"thread_id": ...}`: its function
+    may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
+    for statement in tree.module.body:  # state kept for the process: an importer's route may serve it
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, (ast.List, ast.Dict)):
+            return True
+    names = frameworks.CONVERSATION_KEY_NAMES
+    for node in tree.nodes(ast.Dict, ast.Call):
+        if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in names for k in node.keys):
+            return True
+        if isinstance(node, ast.Call) and any(k.arg in names for k in node.keywords):
+            return True
     for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
         if isinstance(node, ast.Call):
             func = node.func
@@ -55,6 +69,14 @@ class MemorySharedAcrossUsers(ChatRule):
     callback, in a module that imports that framework), or by a function of the module such an
     entry point calls. Reported where the history is sent, with its definition, the entry point
     and the growth as related locations.
+
+    The same holds without a list in sight: a framework object that keeps a conversation (a
+    LangChain memory, or a chain or agent given one) made once for the process, at module level
+    or by a cached factory (`functools.cache`, `lru_cache`, `st.cache_resource`) whose
+    parameters do not say who asks, and used while serving (reported where it is made); and a
+    run of a checkpointed LangGraph graph whose `thread_id` is a literal (reported at the
+    literal). A function of a module with no server import is served when a Streamlit script
+    of another module calls it (the script reruns per session; the module it imports does not).
 
     A history keyed by who asks (`sessions[user_id]`), Streamlit's `session_state`, Chainlit's
     `user_session`, Gradio's `history` argument and a list built for one request are per user;
@@ -116,8 +138,11 @@ class MemorySharedAcrossUsers(ChatRule):
     ## Frameworks covered
     FastAPI, Flask, Quart and aiohttp routes; Slack Bolt, discord.py (commands, cogs,
     `on_message`), aiogram, pyTelegramBotAPI and python-telegram-bot handlers; Chainlit's
-    `@cl.on_message`; Gradio's `ChatInterface` and event listeners. Checked in their sources for
-    the versions in `chatbound/vocabulary/servers.py`.
+    `@cl.on_message`; Gradio's `ChatInterface` and event listeners (`.then` too); functions a
+    Streamlit script of another module calls. LangChain memories and chains given one; LangGraph
+    checkpointed graphs' `thread_id`. Checked in their sources for the versions in
+    `chatbound/vocabulary/servers.py`, `chatbound/frameworks/langchain.py` and
+    `chatbound/frameworks/langgraph/threads.py`.
     """
 
     ID = "MEMORY-SHARED-ACROSS-USERS"
@@ -125,7 +150,7 @@ class MemorySharedAcrossUsers(ChatRule):
     SEVERITY = Severity.HIGH
     SUMMARY = "One chat history serves every user of a server or bot: each request carries the others' conversations."
     TAGS = ("privacy", "llm", "memory")
-    TRIGGERS = triggers()  # a model call (the send a finding needs)
+    TRIGGERS = (*triggers(), *frameworks.TRIGGERS)  # a model call, a chat memory, or a framework run keeping one
     CROSS_MODULE = True  # the send may be a function of another module the entry point hands the history to
 
     @staticmethod
@@ -220,6 +245,24 @@ EXAMPLES = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content"
 @app.post("/solve")
 def solve(text: str):
     return client.chat.completions.create(model="gpt-4o", messages=[*EXAMPLES, {"role": "user", "content": text}])
+""",
+        # a cached factory keyed by who asks: one chain per session
+        """
+from functools import cache
+
+import gradio as gr
+from langchain.chains import ConversationChain
+from langchain.memory import ConversationBufferWindowMemory
+from langchain_openai import ChatOpenAI
+
+@cache
+def chain_for(session_id):
+    return ConversationChain(llm=ChatOpenAI(), memory=ConversationBufferWindowMemory(k=4))
+
+def reply(message, history, request: gr.Request):
+    return chain_for(request.session_hash).predict(input=message)
+
+gr.ChatInterface(reply).launch()
 """,
     ]
     INVALID = [
@@ -317,13 +360,118 @@ gr.ChatInterface(respond).launch()
             10,
             72,
         ),
+        # a LangChain chain and its memory made once at module level, used by every Gradio session
+        Invalid(
+            """
+import gradio as gr
+from langchain.chains import ConversationChain
+from langchain.memory import ConversationBufferWindowMemory
+from langchain_openai import ChatOpenAI
+
+chain = ConversationChain(llm=ChatOpenAI(), memory=ConversationBufferWindowMemory(k=4))
+
+def reply(message, history):
+    return chain.predict(input=message)
+
+gr.ChatInterface(reply).launch()
+""",
+            7,
+            9,
+            7,
+            88,
+        ),
+        # a checkpointed graph run with one thread id by a FastAPI route
+        Invalid(
+            """
+from fastapi import FastAPI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langchain_openai import ChatOpenAI
+
+app = FastAPI()
+model = ChatOpenAI()
+flow = StateGraph(MessagesState)
+flow.add_node("talk", lambda state: {"messages": [model.invoke(state["messages"][-6:])]})
+flow.add_edge(START, "talk")
+graph = flow.compile(checkpointer=InMemorySaver())
+
+@app.post("/talk")
+def talk(text: str):
+    return graph.invoke({"messages": [("user", text)]}, {"configurable": {"thread_id": "1"}})
+""",
+            16,
+            88,
+            16,
+            91,
+        ),
     ]
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not self.may_chat():
             return
-        for shared in shared_flows(self.chat_facts()):
+        facts = self.chat_facts()
+        for shared in shared_flows(facts):
             self._report(shared)
+        for held in held_conversations(facts):
+            self._report_held(held)
+        for keyed in constant_keys(facts):
+            self._report_keyed(keyed)
+
+    def _where(self, function: cst.FunctionDef, how: str) -> str:
+        return f"the function `{function.name.value}` ({how})"
+
+    def _report_held(self, held: Held) -> None:
+        facts = self.chat_facts()
+        name = facts.code(held.use)
+        message = (
+            f"`{name}` keeps one conversation, made once {held.how} for the whole process: "
+            f"{self._where(held.entry.function, held.entry.how)} serves each caller with it, so every user's turns "
+            "go into the same conversation and each request sends the others' turns to the model, which can "
+            "show them back."
+        )
+        suggestion = (
+            f"Make one per user or conversation, keyed by `{held.identity}` minted on the server, not one for the "
+            "process."
+            if held.identity
+            else ADVICE
+        )
+        self.report(
+            held.made,
+            message,
+            suggestion=suggestion,
+            related=[
+                self.related(held.use, f"`{name}` is used here while serving a caller"),
+                self.related(held.entry.node, "this entry point serves every user"),
+            ],
+            properties={
+                "history": name,
+                "storage": "process",
+                "entry": held.entry.function.name.value,
+                "identity": held.identity,
+            },
+        )
+
+    def _report_keyed(self, keyed: Keyed) -> None:
+        facts = self.chat_facts()
+        key = facts.code(keyed.key)
+        message = (
+            f"Every caller continues the conversation {key}: {self._where(keyed.entry.function, keyed.entry.how)} "
+            f"serves each user with this one constant id, so the store keeps one conversation for all of them "
+            "and each request sends the others' turns to the model, which can show them back."
+        )
+        suggestion = KEYED_ID.format(identity=keyed.identity) if keyed.identity else ADVICE
+        self.report(
+            keyed.key,
+            message,
+            suggestion=suggestion,
+            related=[self.related(keyed.entry.node, "this entry point serves every user")],
+            properties={
+                "history": key,
+                "storage": "key",
+                "entry": keyed.entry.function.name.value,
+                "identity": keyed.identity,
+            },
+        )
 
     def _report(self, shared: Shared) -> None:
         facts = self.chat_facts()

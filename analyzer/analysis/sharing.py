@@ -7,6 +7,15 @@ history for all callers. Such a history is shared when an entry point that serve
 function of the module it calls, grows it with the caller's turn and sends it to a model.
 State keyed by who asks (`sessions[user_id]`, a session object, Gradio's history argument) is
 per user and never shared here.
+
+Two more shapes hold one conversation for everyone without a list in sight:
+- `held_conversations`: a framework object that keeps a conversation (a LangChain memory, a
+  chain given one: `chatbound.frameworks.keeps_conversation`) made once for the process, at
+  module level or by a cached factory (`functools.cache`), and used while serving;
+- `constant_keys`: a run of a store that keeps conversations by key (a checkpointed graph's
+  `thread_id`: `chatbound.frameworks.conversation_key`) given a literal, the same for every caller.
+A function of a module with no server import is served when an importer that serves many
+users calls it (a Streamlit script, a route: `SERVED_TAG`, linked by the project pass).
 """
 
 from __future__ import annotations
@@ -15,9 +24,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.syntax.messages import callee_name
 from chatbound.vocabulary.facts import Flow
-from chatbound.vocabulary.servers import BARE_EVENTS, DECORATOR_VERBS, HANDLER_CALLS, IDENTITY, SERVER_PACKAGES
+from chatbound.vocabulary.servers import (
+    BARE_EVENTS,
+    CACHED_FACTORIES,
+    DECORATOR_VERBS,
+    HANDLER_CALLS,
+    IDENTITY,
+    RERUN_PACKAGES,
+    SERVED_TAG,
+    SERVER_PACKAGES,
+)
 
 SHARED_KINDS = ("module", "attribute")  # lasting state with no key: one value per process
 
@@ -41,11 +60,42 @@ class Shared:
     identity: str  # a parameter of the entry that says who asks ("" when none is in reach)
 
 
+@dataclass(frozen=True)
+class Held:
+    """A framework object keeping one conversation, made once for the process, used while serving."""
+
+    made: cst.CSTNode  # where it is made once: the module-level value, or the cached factory's decorator
+    how: str  # "at module level", "by the cached factory `get_chain`"
+    entry: Entry
+    use: cst.CSTNode  # where served code uses it
+    identity: str
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A literal naming the conversation a served run continues: one conversation for every caller."""
+
+    key: cst.BaseExpression
+    call: cst.Call
+    entry: Entry
+    identity: str
+
+
+def _imports_any(facts, packages) -> bool:
+    return any(name.lstrip(".").split(".")[0] in packages for name in facts.nodes.imports)
+
+
 def entries(facts) -> dict[int, Entry]:
-    """The module's entry points, by the function's id: none unless the module imports a
-    package that serves many users (`SERVER_PACKAGES`)."""
+    """The module's entry points, by the function's id: those an importer serving many users
+    calls (`SERVED_TAG`), and, in a module that imports a package serving many users
+    (`SERVER_PACKAGES`), its routes, handlers and callbacks."""
     found: dict[int, Entry] = {}
-    if not any(name.lstrip(".").split(".")[0] in SERVER_PACKAGES for name in facts.nodes.imports):
+    given = facts.linked.links.given if facts.linked is not None else {}
+    for function in facts.nodes.functions:
+        mention = next((m for m in given.get(function.name.value, ()) if m.tag == SERVED_TAG), None)
+        if mention is not None and facts.class_of(function) is None and isinstance(facts.parent(function), cst.Module):
+            found[id(function)] = Entry(function, f"called by {mention.place.path}:{mention.place.span.line}", function)
+    if not _imports_any(facts, SERVER_PACKAGES):
         return found
     for function in facts.nodes.functions:
         for decorator in function.decorators:
@@ -57,7 +107,9 @@ def entries(facts) -> dict[int, Entry]:
         if isinstance(handler, cst.Name):
             for function in facts.functions.get(handler.value, []):
                 if facts.class_of(function) is None:
-                    found.setdefault(id(function), Entry(function, facts.code(call), call))
+                    found.setdefault(
+                        id(function), Entry(function, f"{facts.code(call.func)}({handler.value}, ...)", call)
+                    )
     return found
 
 
@@ -163,3 +215,88 @@ def _identity(function: cst.FunctionDef) -> str:
         if IDENTITY.match(param.name.value):
             return param.name.value
     return ""
+
+
+def held_conversations(facts) -> list[Held]:
+    """Each framework object keeping a conversation that served code uses while the process
+    made it once: one per object, at its first use."""
+    reached = served(facts)
+    found: dict[int, Held] = {}
+    for call in facts.nodes.calls:
+        function = facts.function_of(call)
+        entry = reached.get(id(function)) if function is not None else None
+        if entry is None or not isinstance(call.func, cst.Attribute):
+            continue
+        once = _made_once(facts, call.func.value, frozenset())
+        if once is not None and id(once[0]) not in found:
+            found[id(once[0])] = Held(once[0], once[1], entry, call.func.value, _identity(entry.function))
+    return list(found.values())
+
+
+def _made_once(facts, expr: cst.CSTNode | None, seen: frozenset) -> tuple[cst.CSTNode, str] | None:
+    """Where the process makes the conversation object `expr` names once: a module-level
+    binding (not in a script rerun per session), or a call of a cached factory whose parameters
+    do not say who asks."""
+    if isinstance(expr, cst.Name) and expr.value not in seen:
+        value = facts.assignment_before(expr)
+        if not isinstance(value, cst.BaseExpression):
+            return None
+        if facts.function_of(value) is None:
+            rerun = _imports_any(facts, RERUN_PACKAGES)
+            return (value, "at module level") if not rerun and keeps(facts, value, frozenset()) else None
+        return _made_once(facts, value, seen | {expr.value})
+    if not isinstance(expr, cst.Call):
+        return None
+    for function in facts.callees(expr):
+        cache = next((d for d in function.decorators if _caches(facts, d.decorator)), None)
+        params = [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+        if cache is None or any(IDENTITY.match(p.name.value) for p in params):
+            continue
+        if any(keeps(facts, value, seen | {function.name.value}) for value in facts.returns(function)):
+            return cache, f"by the cached factory `{function.name.value}`"
+    return None
+
+
+def _caches(facts, decorator: cst.BaseExpression) -> bool:
+    target = decorator.func if isinstance(decorator, cst.Call) else decorator
+    return bool(facts.qualified(target) & CACHED_FACTORIES)
+
+
+def keeps(facts, expr: cst.CSTNode | None, seen: frozenset) -> bool:
+    """Whether `expr` is an object keeping one conversation: made by a framework call that keeps
+    one, a call given one (`Chain(memory=memory)`), a name bound to one, or what a function of
+    this module or another returns."""
+    if isinstance(expr, cst.Name) and expr.value not in seen:
+        return keeps(facts, facts.assignment_before(expr), seen | {expr.value})
+    if not isinstance(expr, cst.Call):
+        return False
+    if any(frameworks.keeps_conversation(name) for name in facts.qualified(expr.func)):
+        return True
+    given = (
+        a.value for a in expr.args if a.keyword is not None and a.keyword.value in frameworks.CONVERSATION_KEYWORDS
+    )
+    if any(keeps(facts, value, seen) for value in given):
+        return True
+    remote = facts.imported_function(expr)
+    if remote is not None and remote.keeps is not None:
+        return True
+    return any(
+        keeps(facts, value, seen | {function.name.value})
+        for function in facts.callees(expr)
+        if function.name.value not in seen
+        for value in facts.returns(function)
+    )
+
+
+def constant_keys(facts) -> list[Keyed]:
+    """Each served run of a conversation store (`frameworks.conversation_key`) whose key is a
+    literal: every caller continues the same conversation."""
+    reached = served(facts)
+    found = []
+    for call in facts.nodes.calls:
+        function = facts.function_of(call)
+        entry = reached.get(id(function)) if function is not None else None
+        key = frameworks.conversation_key(facts, call) if entry is not None else None
+        if entry is not None and isinstance(key, (cst.SimpleString, cst.Integer)):
+            found.append(Keyed(key, call, entry, _identity(entry.function)))
+    return found

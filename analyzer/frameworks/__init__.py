@@ -56,13 +56,16 @@ from chatbound.frameworks import (
     chainlit,
     chat_memories,
     crewai,
+    langchain,
     langgraph,
     llama_index,
     mcp,
     memory_objects,
     openai_agents,
     pydantic_ai,
+    routes,
     smolagents,
+    streamlit,
     swarm,
 )
 from chatbound.frameworks.langgraph import functional as langgraph_functional
@@ -82,6 +85,9 @@ MODULES = (
     smolagents,
     pydantic_ai,
     llama_index,
+    langchain,
+    streamlit,
+    routes,
     memory_objects,
 )
 __all__ = [
@@ -108,6 +114,10 @@ __all__ = [
     "TOOL_KEYWORDS",
     "TOOL_TRIGGERS",
     "collect",
+    "CONVERSATION_KEYWORDS",
+    "CONVERSATION_KEY_NAMES",
+    "conversation_key",
+    "keeps_conversation",
     "fix",
     "framework_kind",
     "handoffs",
@@ -155,6 +165,9 @@ _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
 )
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
+_KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
+CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
+CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
 
 
 def _first(functions, *args):
@@ -172,6 +185,18 @@ def storage(facts, expr: cst.CSTNode):
 def collect(facts) -> None:
     for function in _COLLECT:
         function(facts)
+
+
+def keeps_conversation(qualified: str) -> bool:
+    """Whether a call of `qualified` makes an object that keeps one conversation for whoever
+    calls it (a LangChain memory); a call given one through `CONVERSATION_KEYWORDS` keeps it too."""
+    return any(function(qualified) for function in _KEEPS)
+
+
+def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The expression that names the conversation `call` continues in a store that outlives it
+    (a checkpointed graph's `thread_id`), or None."""
+    return _first(_KEYS, facts, call)
 
 
 def memories(facts) -> list[Kept]:

@@ -1,4 +1,5 @@
-"""Google ADK (`google.adk`): a Runner on a session kept across turns, sub-agent transfers,
+"""Google ADK (`google.adk`): a Runner on a session kept across turns (and the session a run names:
+`conversation_key`), sub-agent transfers,
 and tools whose results return to the agent's model.
 
 Checked against google-adk 2.13.0 (and 1.18.0 / 1.22.0 where named); the file is named
@@ -548,3 +549,19 @@ def _roots(module: cst.Module) -> Iterable[cst.BaseExpression]:
                 yield small.value
             if isinstance(small.value, cst.Call):
                 yield from (a.value for a in small.value.args if a.keyword is not None and a.keyword.value == ROOT)
+
+
+CONVERSATION_KEY_NAMES = ("session_id",)  # a run's keyword naming the conversation (pre-check)
+
+
+def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The `session_id=` of a run that continues a session (google-adk 2.13.0 runners.py
+    `run_async(*, user_id, session_id, ...)`; a session service keys a session by the app, the
+    user and the session id), when the `user_id=` does not tell users apart either (a literal);
+    None otherwise."""
+    if not any(run is call for run, _ in _runs(facts)):
+        return None
+    user, session = keyword(call, "user_id"), keyword(call, "session_id")
+    if user is None or session is None or not isinstance(user.value, (cst.SimpleString, cst.Integer)):
+        return None
+    return session.value

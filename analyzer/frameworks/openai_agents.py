@@ -25,6 +25,8 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   list that the module grows: a Streamlit page run on `st.session_state.chat` every rerun): in
   the module, or in a module that imports its agents and runs them so (`chatbound.analysis.project.users`:
   agents in `agents.py`, the server in `server.py`).
+- What names the conversation a run continues (`conversation_key`, for MEMORY-SHARED-ACROSS-USERS):
+  its `conversation_id=`, or the id of a session that outlives the run.
 """
 
 from __future__ import annotations
@@ -431,3 +433,36 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
         and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List))
         for v in values
     )
+
+
+# openai-agents 0.24.0 memory/sqlite_session.py: `SQLiteSession(session_id, db_path=":memory:")` names the
+# conversation by its id in its database; an in-memory database lasts only as long as the object
+CONVERSATION_KEY_NAMES = ("session", "conversation_id")  # a run's keywords naming the conversation (pre-check)
+IN_MEMORY_SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession"}
+
+
+def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
+    """What names the conversation a `Runner.run*` continues: its `conversation_id=` (kept by the
+    server), or the id of the session it is given (`session=SQLiteSession("chat", "app.db")`)
+    when that session outlives the run; None otherwise."""
+    if callee_name(call) not in AGENT_RUNS or not any(q.startswith("agents.") for q in facts.qualified(call.func)):
+        return None
+    conversation = keyword(call, "conversation_id")
+    if conversation is not None:
+        return conversation.value
+    session = keyword(call, "session")
+    value = session.value if session is not None else None
+    if isinstance(value, cst.Name):
+        value = facts.assignment_before(value)
+    if not isinstance(value, cst.Call) or callee_name(value) not in SESSIONS:
+        return None
+    key = keyword(value, "session_id") or (value.args[0] if value.args and value.args[0].keyword is None else None)
+    path = keyword(value, "db_path") or (
+        value.args[1] if len(value.args) > 1 and value.args[1].keyword is None else None
+    )
+    in_memory = callee_name(value) in IN_MEMORY_SESSIONS and (
+        path is None or isinstance(path.value, cst.SimpleString) and path.value.evaluated_value == ":memory:"
+    )
+    if in_memory and facts.function_of(value) is not None:
+        return None  # made for this run and gone with it
+    return key.value if key is not None else None

@@ -396,7 +396,10 @@ class ProjectIndex:
     ) -> RemoteFunction | None:
         """The function as importers see it, or None when it offers nothing (once per run)."""
         function = summary.functions[name]
-        if not (function.sends or function.forwards or function.returns or function.writes or function.retrieves):
+        if (
+            not (function.sends or function.forwards or function.returns or function.writes or function.retrieves)
+            and not function.keeps
+        ):
             return None
         key = (path, name)
         if key not in self._remotes:
@@ -434,9 +437,10 @@ class ProjectIndex:
         returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
         retrieves = function.retrieves
         retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
-        if not sends and returned is None and not function.writes and retrieved is None:
+        kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
+        if not sends and returned is None and not function.writes and retrieved is None and kept is None:
             return None
-        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes, retrieved)
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept)
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

@@ -13,7 +13,13 @@ Each is the framework's public way to register a handler, checked in its source:
 - chat UIs: Chainlit 2.12 `@cl.on_message`, Gradio 5 `gr.ChatInterface(fn)` and an event
   listener's function (`.click(fn, ...)`, `.submit(fn, ...)`).
 Streamlit reruns the script per session, so its script is no entry point here (its
-`session_state` is per user: `chatbound.vocabulary.sessions`).
+`session_state` is per user: `chatbound.vocabulary.sessions`), and what the script binds at
+module level is made again on every rerun; what it calls in other modules runs for every
+session (`chatbound.frameworks.streamlit`).
+
+Caches that hand every caller one object: `functools.cache` and `functools.lru_cache` (keyed
+by the arguments only), Streamlit 1.40 `st.cache_resource` ("shared across all users,
+sessions and reruns", caching/cache_resource_api.py; `st.cache_data` returns a copy per call).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ HANDLER_CALLS = {
     "CallbackQueryHandler": (0, "callback"),
     "ChatInterface": (0, "fn"),
     "click": (0, "fn"),
+    "then": (0, "fn"),  # Gradio 5 `Dependency.then(fn, inputs, outputs)`: runs after the event, per session
     "submit": (0, "fn"),
     "change": (0, "fn"),
     "register_message_handler": (0, "callback"),
@@ -51,3 +58,9 @@ IDENTITY = re.compile(
     r"author_?id|uid|sid|user|username|session|conversation)$",
     re.I,
 )
+# a module importing one of these is rerun per session: what it binds at module level is not kept
+RERUN_PACKAGES = frozenset({"streamlit"})
+# decorators whose function returns one object to every caller with the same arguments
+CACHED_FACTORIES = frozenset({"functools.cache", "functools.lru_cache", "streamlit.cache_resource"})
+# what an importer that serves many users says of a function it calls (chatbound.analysis.project.users)
+SERVED_TAG = "served.by"

@@ -80,6 +80,7 @@ class FunctionSummary:
     returns: HistorySummary | None = None  # a whole history it returns
     writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
     retrieves: RetrievalSummary | None = None  # retrieval results it returns whole
+    keeps: Span | None = None  # it returns an object keeping one conversation, made here
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists) or any(
-            f.sends or f.forwards or f.returns or f.writes or f.retrieves for f in self.functions.values()
+            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps for f in self.functions.values()
         )
 
 
@@ -167,6 +168,7 @@ class RemoteFunction:
     returns: RemoteHistory | None = None
     writes: tuple[StoreWrite, ...] = ()
     retrieves: RemoteRetrieval | None = None
+    keeps: Place | None = None  # where the conversation object it returns is made
 
 
 @dataclass(frozen=True)

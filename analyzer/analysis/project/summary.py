@@ -25,6 +25,7 @@ from chatbound.analysis.histories.growth import growth_label
 from chatbound.analysis.retrieval import RetrievalFacts, counts_asked
 from chatbound.analysis.rule import RuleContext
 from chatbound.analysis.servertools import ServerTools, empty
+from chatbound.analysis.sharing import keeps
 from chatbound.analysis.toollists import Size, size_of
 from chatbound.findings import Severity
 from chatbound.frameworks import server_tools
@@ -206,6 +207,7 @@ class Summarizer(ChatRule):
             returns=returned,
             writes=tuple(self._writes(facts, function)),
             retrieves=retrieves,
+            keeps=next((self.span(value) for value in values if keeps(facts, value, frozenset())), None),
         )
 
     @staticmethod

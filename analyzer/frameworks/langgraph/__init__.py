@@ -73,6 +73,8 @@ from chatbound.frameworks.langgraph.supervisors import (
     exports,
     handoffs,
 )
+from chatbound.frameworks.langgraph.threads import THREAD_KEYS as CONVERSATION_KEY_NAMES
+from chatbound.frameworks.langgraph.threads import conversation_key
 
 __all__ = [
     # graphs
@@ -124,4 +126,7 @@ __all__ = [
     "ROUTED_ADVICE",
     "exports",
     "handoffs",
+    # threads
+    "CONVERSATION_KEY_NAMES",
+    "conversation_key",
 ]
