@@ -332,7 +332,9 @@ class PromptOversizedSystem(Rule):
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""
-        source = f" (read from {text.file})" if text.file else ""
+        files = text.file.split(", ") if text.file else []
+        holds = "them" if len(files) > 1 else "it"  # a file written at run time is sized as committed
+        source = f" (read from {text.file}, as the repository holds {holds})" if files else ""
         line = self.span(text.node).line
         related = [
             self.related(use, "sent as the system prompt here")

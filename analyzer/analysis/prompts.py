@@ -55,7 +55,7 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
     found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *frameworks.INSTRUCTIONS) if k in keywords]
-    if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+    if _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
         found.append(keywords["content"])
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
         found.append(keywords["prompt"])
@@ -175,7 +175,7 @@ class SystemPrompts:
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == "count_tokens":
             return
-        if name == "dict" and string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+        if string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
             self._sent(keywords["content"], node)
         for keyword in SYSTEM_KEYWORDS:
             if keyword in keywords:
