@@ -29,7 +29,8 @@ class PromptOversizedSystem(Rule):
     A system prompt is a text the code sends as one, never a name alone (a `SYSTEM_PROMPT`
     constant no model receives is no finding):
 
-    - a `{"role": "system" | "developer", "content": ...}` message;
+    - a `{"role": "system" | "developer", "content": ...}` message, or a message class built
+      the same way (`Message(role="system", content=...)`);
     - Anthropic `system=`, Gemini `system_instruction=`;
     - LangChain `SystemMessage(...)` and `("system", ...)` templates;
     - `Agent(instructions=...)` or `system_prompt=`, `create_react_agent(prompt=...)`;
@@ -39,11 +40,15 @@ class PromptOversizedSystem(Rule):
       or as a step of a workflow agent handles one request and is not reported.
 
     The text is resolved without running the code: constants, implicit concatenation, `+`,
-    `"\n".join([...])`, `textwrap.dedent`, `.strip()`, the literal parts of f-strings and
-    `.format` templates (the message then says "at least"), and data files read at import
-    time by a literal path, relative to the analyzed file
+    `"\n".join([...])`, `textwrap.dedent`, `.strip()`, `.replace` of literals, the literal parts
+    of f-strings and `.format` templates (the message then says "at least") and the texts an
+    f-string's fields name (`f"{BASE}\n{EXTRA}"`), a name added to in the same block
+    (`p += notes`), class attributes (`self.SYSTEM`), what a function or method of the module
+    returns for the call's arguments (`load("prompts/system.md")`), and data files read by a
+    literal path, relative to the analyzed file
     (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
-    a file is read as text, never imported. A text kept in another module of the project
+    a file is read as text, never imported, and sized as the repository holds it (a file the
+    application rewrites at run time may hold more or less then). A text kept in another module of the project
     (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`) is read there by the project
     pass; one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at
     least its size) counts where it opens a list that carries a conversation
