@@ -136,6 +136,8 @@ class PromptOversizedSystem(Rule):
     TRIGGERS = (
         # a constant named like a system prompt, or a system=/instructions=/prompt= keyword
         re.compile(rb"(?:system|prompt|instruction)[\w\x80-\xff]*[\s)]*(?::[^=\n]*)?=", re.I),
+        # a function returning one (`def system_prompt():`), which an importer may call
+        re.compile(rb"def[ \t]+\w*(?:system|prompt|instruction)\w*[ \t]*\(", re.I),
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate

@@ -17,6 +17,7 @@ import inspect
 import os
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -41,10 +42,12 @@ class Text:
 @dataclass(frozen=True)
 class Frame:
     """The arguments of the call to a helper whose returned text is being resolved: its
-    parameters (by id) -> the argument expressions, which resolve in the caller's frame."""
+    parameters (by id) -> the argument expressions, which resolve in the caller's frame; and
+    `imported`, the text another module gives a name this one imports (an f-string's field)."""
 
     arguments: dict[int, cst.BaseExpression]
     caller: Frame | None = None
+    imported: Callable[[cst.BaseExpression], Text | None] | None = None
 
 
 def _argument(rule, name: cst.Name, frame: Frame | None) -> tuple[cst.BaseExpression, Frame | None] | None:
@@ -85,7 +88,10 @@ def _fstring_text(rule, node: cst.FormattedString, depth: int, frame: Frame | No
             continue
         part = next(fields, None)
         plain = isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None
-        parts.append(text_of(rule, part.expression, depth, frame) if part is not None and plain else None)
+        found = text_of(rule, part.expression, depth, frame) if part is not None and plain else None
+        if found is None and part is not None and plain and frame is not None and frame.imported is not None:
+            found = frame.imported(part.expression)
+        parts.append(found)
     return _combine(parts, node) or Text("", node, partial=True)
 
 
@@ -292,17 +298,25 @@ def _helper(rule, call: cst.Call) -> cst.FunctionDef | None:
     return None
 
 
-def _returned_text(rule, call: cst.Call, helper: cst.FunctionDef, depth: int, frame: Frame | None) -> Text | None:
+def returned_text(rule: cst.BatchableCSTVisitor, function: cst.FunctionDef) -> Text | None:
+    """The text a function of the module returns when called with no arguments (each parameter
+    at its default): `def system_prompt(): return PROMPT`, what an importer may send."""
+    return _returned_text(rule, None, function, 1, None)
+
+
+def _returned_text(
+    rule, call: cst.Call | None, helper: cst.FunctionDef, depth: int, frame: Frame | None
+) -> Text | None:
     """The text the helper's one `return` gives for the call's arguments (a parameter the call
     leaves out has its default). A text read from a file the call names is defined at the call."""
-    returns = [n for n in _own_nodes(helper.body) if isinstance(n, cst.Return)]
-    if len(returns) != 1 or returns[0].value is None or any(a.star for a in call.args) or helper.asynchronous:
+    args = call.args if call is not None else ()
+    if any(a.star for a in args) or helper.asynchronous:
         return None
     params = list(helper.params.posonly_params) + list(helper.params.params)
-    if isinstance(call.func, cst.Attribute) and params:
+    if call is not None and isinstance(call.func, cst.Attribute) and params:
         params = params[1:]  # self
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    positional = [a.value for a in args if a.keyword is None]
     arguments = {}
     for index, param in enumerate([*params, *helper.params.kwonly_params]):
         given = positional[index] if index < len(positional) and param in params else keywords.get(param.name.value)
@@ -310,8 +324,11 @@ def _returned_text(rule, call: cst.Call, helper: cst.FunctionDef, depth: int, fr
         if given is None:
             return None
         arguments[id(param)] = given
-    inner = text_of(rule, returns[0].value, depth, Frame(arguments, frame))
-    if inner is None or not (inner.file and arguments):
+    returns = [n for n in _own_nodes(helper.body) if isinstance(n, cst.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    inner = text_of(rule, returns[0].value, depth, Frame(arguments, frame, frame.imported if frame else None))
+    if call is None or inner is None or not (inner.file and arguments):
         return inner
     return Text(inner.value, call, inner.partial, inner.file)
 
