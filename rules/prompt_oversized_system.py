@@ -48,12 +48,15 @@ class PromptOversizedSystem(Rule):
     literal path, relative to the analyzed file
     (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
     a file is read as text, never imported, and sized as the repository holds it (a file the
-    application rewrites at run time may hold more or less then). A text kept in another module of the project
-    (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`) is read there by the project
-    pass; one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at
-    least its size) counts where it opens a list that carries a conversation
-    (`[system] + messages`, `[system, *messages]`). Reported once per text, where it is defined, or where it is sent when it is defined
-    in another module (that module's line is the related location); a block marked for
+    application rewrites at run time may hold more or less then). A text kept in another
+    module of the project (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`, what its
+    function returns called with no arguments, `system_prompt()`) is read there by the project
+    pass, and so is an imported text an f-string's field names (`f"{BASE}\nUser: {name}"`);
+    one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at least
+    its size) counts where it opens a list that carries a conversation (`[system] + messages`,
+    `[system, *messages]`) or is given beside one (`system=..., messages=history`). Reported
+    once per text, where it is defined, or where it is sent when it is defined in another
+    module (that module's line is the related location); a block marked for
     prompt caching (`cache_control`) is not reported. The message gives the count and the
     encoding.
 
