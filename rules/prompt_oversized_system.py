@@ -143,6 +143,7 @@ class PromptOversizedSystem(Rule):
         re.compile(rb"def[ \t]+\w*(?:system|prompt|instruction)\w*[ \t]*\(", re.I),
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
+        re.compile(rb"[\"'](?:system_\w+|instructions)[\"'][ \t]*:"),  # {"system_prompt": ...} unpacked into a call
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
         *FRAMEWORK_PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
     )

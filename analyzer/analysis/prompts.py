@@ -31,6 +31,7 @@ from chatbound.syntax.bytescan import literal_bytes
 from chatbound.syntax.messages import ast_callee_name, callee_name, string
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import Frame, Text, text_of, text_root
+from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.sinks import dotted
 from chatbound.vocabulary.summaries import RemoteText
 
@@ -55,6 +56,11 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
     found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *frameworks.INSTRUCTIONS) if k in keywords]
+    for unpacked in (k.value for k in call.keywords if k.arg is None):  # `**config`: its system entries
+        if type(unpacked) is ast.Dict:
+            found.extend(v for k, v in zip(unpacked.keys, unpacked.values) if _text(k) in SYSTEM_KEYWORDS)
+        elif type(unpacked) is ast.Name:
+            found.append(unpacked)  # a place when the module binds the name (to a dict, maybe)
     if _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
         found.append(keywords["content"])
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
@@ -180,6 +186,11 @@ class SystemPrompts:
         for keyword in SYSTEM_KEYWORDS:
             if keyword in keywords:
                 self._sent(keywords[keyword], node)
+        for unpacked in self._unpacked(node):  # `make_agent(**{"system_prompt": ...})`, `**CONFIG`
+            entries = _entries(unpacked)
+            for keyword in SYSTEM_KEYWORDS:
+                if keyword in entries:
+                    self._sent(entries[keyword], node)
         if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
             self._sent(keywords["prompt"], node)
         if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
@@ -196,6 +207,17 @@ class SystemPrompts:
             self.agents.add(id(node))
             for content in instructions:
                 self._sent(content, node)
+
+    def _unpacked(self, call: cst.Call) -> list[cst.Dict]:
+        """The dicts a call unpacks into its keywords: literal, or a name bound once to one."""
+        found = []
+        for arg in call.args:
+            if arg.star != "**":
+                continue
+            value = bound_expression(self.rule, arg.value) if isinstance(arg.value, cst.Name) else arg.value
+            if isinstance(value, cst.Dict):
+                found.append(value)
+        return found
 
     @staticmethod
     def _is_system_template(call: cst.Call) -> bool:
