@@ -291,11 +291,14 @@ class SystemPrompts:
         """The system message opens a list that carries a conversation: `[system] + messages`,
         `[system, *messages]`, or a model call's system keyword beside `messages=history` (each
         call of a tool loop or a chat resends it with the history)."""
-        if isinstance(use, cst.Call):
-            sent = next((a.value for a in use.args if a.keyword is not None and a.keyword.value == "messages"), None)
-            return sent is not None and (
-                not isinstance(sent, (cst.List, cst.Tuple))
-                or any(isinstance(e, cst.StarredElement) for e in sent.elements)
+        sent = (
+            [a.value for a in use.args if a.keyword and a.keyword.value == "messages"]
+            if isinstance(use, cst.Call)
+            else []
+        )
+        if sent:
+            return not isinstance(sent[0], (cst.List, cst.Tuple)) or any(
+                isinstance(e, cst.StarredElement) for e in sent[0].elements
             )
         element = self.rule.get_metadata(ParentNodeProvider, use, None)
         listed = self.rule.get_metadata(ParentNodeProvider, element, None) if isinstance(element, cst.Element) else None
