@@ -29,7 +29,8 @@ class PromptOversizedSystem(Rule):
     A system prompt is a text the code sends as one, never a name alone (a `SYSTEM_PROMPT`
     constant no model receives is no finding):
 
-    - a `{"role": "system" | "developer", "content": ...}` message;
+    - a `{"role": "system" | "developer", "content": ...}` message, or a message class built
+      the same way (`Message(role="system", content=...)`);
     - Anthropic `system=`, Gemini `system_instruction=`;
     - LangChain `SystemMessage(...)` and `("system", ...)` templates;
     - `Agent(instructions=...)` or `system_prompt=`, `create_react_agent(prompt=...)`;
@@ -39,16 +40,23 @@ class PromptOversizedSystem(Rule):
       or as a step of a workflow agent handles one request and is not reported.
 
     The text is resolved without running the code: constants, implicit concatenation, `+`,
-    `"\n".join([...])`, `textwrap.dedent`, `.strip()`, the literal parts of f-strings and
-    `.format` templates (the message then says "at least"), and data files read at import
-    time by a literal path, relative to the analyzed file
+    `"\n".join([...])`, `textwrap.dedent`, `.strip()`, `.replace` of literals, the literal parts
+    of f-strings and `.format` templates (the message then says "at least") and the texts an
+    f-string's fields name (`f"{BASE}\n{EXTRA}"`), a name added to in the same block
+    (`p += notes`), class attributes (`self.SYSTEM`), what a function or method of the module
+    returns for the call's arguments (`load("prompts/system.md")`), and data files read by a
+    literal path, relative to the analyzed file
     (`Path(__file__).parent / "prompts" / "system.md"`, `open("prompts/system.md").read()`);
-    a file is read as text, never imported. A text kept in another module of the project
-    (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`) is read there by the project
-    pass; one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at
-    least its size) counts where it opens a list that carries a conversation
-    (`[system] + messages`, `[system, *messages]`). Reported once per text, where it is defined, or where it is sent when it is defined
-    in another module (that module's line is the related location); a block marked for
+    a file is read as text, never imported, and sized as the repository holds it (a file the
+    application rewrites at run time may hold more or less then). A text kept in another
+    module of the project (`from .prompts import SYSTEM_PROMPT`, `prompt.ROOT_PROMPT`, what its
+    function returns called with no arguments, `system_prompt()`) is read there by the project
+    pass, and so is an imported text an f-string's field names (`f"{BASE}\nUser: {name}"`);
+    one filled in per call (`p = SUPERVISOR_PROMPT.format(day=d)`, then `p += extra`: at least
+    its size) counts where it opens a list that carries a conversation (`[system] + messages`,
+    `[system, *messages]`) or is given beside one (`system=..., messages=history`). Reported
+    once per text, where it is defined, or where it is sent when it is defined in another
+    module (that module's line is the related location); a block marked for
     prompt caching (`cache_control`) is not reported. The message gives the count and the
     encoding.
 
@@ -131,8 +139,11 @@ class PromptOversizedSystem(Rule):
     TRIGGERS = (
         # a constant named like a system prompt, or a system=/instructions=/prompt= keyword
         re.compile(rb"(?:system|prompt|instruction)[\w\x80-\xff]*[\s)]*(?::[^=\n]*)?=", re.I),
+        # a function returning one (`def system_prompt():`), which an importer may call
+        re.compile(rb"def[ \t]+\w*(?:system|prompt|instruction)\w*[ \t]*\(", re.I),
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
+        re.compile(rb"[\"'](?:system_\w+|instructions)[\"'][ \t]*:"),  # {"system_prompt": ...} unpacked into a call
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
         *FRAMEWORK_PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
     )
@@ -332,7 +343,9 @@ class PromptOversizedSystem(Rule):
 
     def _report(self, text: Text, count: int, encoding: str, uses: list[cst.CSTNode]) -> None:
         at_least = "at least " if text.partial else ""
-        source = f" (read from {text.file})" if text.file else ""
+        files = text.file.split(", ") if text.file else []
+        holds = "them" if len(files) > 1 else "it"  # a file written at run time is sized as committed
+        source = f" (read from {text.file}, as the repository holds {holds})" if files else ""
         line = self.span(text.node).line
         related = [
             self.related(use, "sent as the system prompt here")

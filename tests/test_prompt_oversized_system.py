@@ -141,3 +141,63 @@ def test_a_prompt_of_another_module_is_reported_where_it_is_sent_and_names_its_d
     assert [(r.path, r.span.line, r.span.col) for r in finding.related] == [("prompts.py", 1, 17)]
     (root / "prompts.py").write_text('SYSTEM_PROMPT = "Be brief."\n')
     assert run([root], settings).findings == []  # the shorter text, read again
+
+
+# --- texts built, not written (issue 26) ------------------------------------------------------
+
+# about 1,200 characters of Russian: under 500 tokens by chars/4, over 500 in cl100k_base
+CYRILLIC = (
+    "Ты консультант садового центра. Отвечай коротко, по существу и без приветствий. "
+    "Советуй только растения из каталога, называй цену и срок доставки, если они известны. "
+) * 7
+
+
+def test_a_cyrillic_prompt_is_counted_by_the_tokenizer_not_by_characters():
+    code = f"BASE = {CYRILLIC!r}\nEXTRA = ''\nSYSTEM_PROMPT = f'{{BASE}}\\n{{EXTRA}}'" + SEND
+    [finding] = findings(code)
+    assert math.ceil(len(CYRILLIC) / 4) < 500 < finding.properties["tokens"]
+    assert finding.properties["tokens"] == len(CL100K.encode(CYRILLIC + "\n"))
+
+
+def test_f_string_fields_with_a_conversion_or_format_are_not_counted():
+    code = 'BASE = "You are careful and brief in every answer."\nSYSTEM_PROMPT = f"{BASE!r}{BASE:>60}"' + SEND
+    assert findings(code, **{"max-system-tokens": 1}) == []
+
+
+def test_an_addition_in_a_branch_leaves_the_text_at_least_its_base():
+    code = (
+        "def build(strict):\n"
+        '    p = "You are careful and brief."\n'
+        "    if strict:\n"
+        '        p += " Never guess; say you do not know."\n'
+        "    return client.messages.create(model='m', system=p, messages=[])\n"
+    )
+    [finding] = findings(code, **{"max-system-tokens": 2})
+    assert finding.properties["tokens"] == len(CL100K.encode("You are careful and brief."))
+    assert "at least" in finding.message
+
+
+def test_a_class_attribute_the_instance_replaces_is_not_the_text_sent():
+    code = (
+        "class Bot:\n"
+        '    SYSTEM = "You are careful and brief in every answer you give."\n'
+        "    def __init__(self, system):\n"
+        "        self.SYSTEM = system\n"
+        "    def answer(self, history):\n"
+        "        return client.messages.create(model='m', system=self.SYSTEM, messages=history)\n"
+    )
+    assert findings(code, **{"max-system-tokens": 2}) == []
+    [finding] = findings(code.replace("self.SYSTEM = system", "self.other = system"), **{"max-system-tokens": 2})
+    assert (finding.span.line, finding.span.col) == (2, 14)
+
+
+def test_a_helper_reads_the_file_its_argument_or_default_names(tmp_path):
+    (tmp_path / "system.md").write_text(POLICY)
+    helper = "def load(path='system.md'):\n    with open(path) as f:\n        return f.read()\n"
+    send = "reply = client.messages.create(model='m', system={}, messages=history)\n"
+    [given] = findings(helper + send.format("load('system.md')"), directory=str(tmp_path))
+    [default] = findings(helper + send.format("load()"), directory=str(tmp_path))
+    assert (given.span.line, given.span.col) == (default.span.line, default.span.col) == (4, 50)  # the call
+    assert given.properties["tokens"] == default.properties["tokens"] == len(CL100K.encode(POLICY))
+    assert "as the repository holds it" in given.message
+    assert findings(helper + send.format("load(os.environ['PROMPT'])"), directory=str(tmp_path)) == []

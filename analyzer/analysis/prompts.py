@@ -30,7 +30,8 @@ from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.syntax.bytescan import literal_bytes
 from chatbound.syntax.messages import ast_callee_name, callee_name, string
 from chatbound.syntax.stdlib_tree import PythonTree
-from chatbound.syntax.texts import Text, text_of, text_root
+from chatbound.syntax.texts import Frame, Text, text_of, text_root
+from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.sinks import dotted
 from chatbound.vocabulary.summaries import RemoteText
 
@@ -55,7 +56,12 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
         return []
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
     found = [keywords[k] for k in (*SYSTEM_KEYWORDS, *frameworks.INSTRUCTIONS) if k in keywords]
-    if name == "dict" and _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+    for unpacked in (k.value for k in call.keywords if k.arg is None):  # `**config`: its system entries
+        if type(unpacked) is ast.Dict:
+            found.extend(v for k, v in zip(unpacked.keys, unpacked.values) if _text(k) in SYSTEM_KEYWORDS)
+        elif type(unpacked) is ast.Name:
+            found.append(unpacked)  # a place when the module binds the name (to a dict, maybe)
+    if _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
         found.append(keywords["content"])
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
         found.append(keywords["prompt"])
@@ -175,11 +181,16 @@ class SystemPrompts:
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == "count_tokens":
             return
-        if name == "dict" and string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:
+        if string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
             self._sent(keywords["content"], node)
         for keyword in SYSTEM_KEYWORDS:
             if keyword in keywords:
                 self._sent(keywords[keyword], node)
+        for unpacked in self._unpacked(node):  # `make_agent(**{"system_prompt": ...})`, `**CONFIG`
+            entries = _entries(unpacked)
+            for keyword in SYSTEM_KEYWORDS:
+                if keyword in entries:
+                    self._sent(entries[keyword], node)
         if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
             self._sent(keywords["prompt"], node)
         if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
@@ -196,6 +207,17 @@ class SystemPrompts:
             self.agents.add(id(node))
             for content in instructions:
                 self._sent(content, node)
+
+    def _unpacked(self, call: cst.Call) -> list[cst.Dict]:
+        """The dicts a call unpacks into its keywords: literal, or a name bound once to one."""
+        found = []
+        for arg in call.args:
+            if arg.star != "**":
+                continue
+            value = bound_expression(self.rule, arg.value) if isinstance(arg.value, cst.Name) else arg.value
+            if isinstance(value, cst.Dict):
+                found.append(value)
+        return found
 
     @staticmethod
     def _is_system_template(call: cst.Call) -> bool:
@@ -232,7 +254,7 @@ class SystemPrompts:
             if id(use) in self.agents and id(use) not in served:
                 continue  # an agent whose conversation the module does not show (run as a tool, a step)
             local = not isinstance(expression, cst.Name) or expression.value in self.assigned
-            text = text_of(self.rule, expression) if local else None
+            text = text_of(self.rule, expression, frame=Frame({}, imported=self._imported_field)) if local else None
             if text is None:
                 remote = self._imported_text(expression, use)
                 if remote is not None:
@@ -267,7 +289,17 @@ class SystemPrompts:
 
     def _beside_conversation(self, use: cst.CSTNode) -> bool:
         """The system message opens a list that carries a conversation: `[system] + messages`,
-        `[system, *messages]` (each call of a tool loop or a chat resends it with the history)."""
+        `[system, *messages]`, or a model call's system keyword beside `messages=history` (each
+        call of a tool loop or a chat resends it with the history)."""
+        sent = (
+            [a.value for a in use.args if a.keyword and a.keyword.value == "messages"]
+            if isinstance(use, cst.Call)
+            else []
+        )
+        if sent:
+            return not isinstance(sent[0], (cst.List, cst.Tuple)) or any(
+                isinstance(e, cst.StarredElement) for e in sent[0].elements
+            )
         element = self.rule.get_metadata(ParentNodeProvider, use, None)
         listed = self.rule.get_metadata(ParentNodeProvider, element, None) if isinstance(element, cst.Element) else None
         if not isinstance(listed, cst.List):
@@ -321,9 +353,16 @@ class SystemPrompts:
             return Oversized(text, count, encoder.encoding.removesuffix("_offline"), what=what)
         return None
 
+    def _imported_field(self, expression: cst.BaseExpression) -> Text | None:
+        """The text of another module an f-string's field names (`f"{BASE}\\n{notes}"`, BASE
+        imported): counted in the f-string, which is defined here."""
+        remote = self._remote(expression, called=False)
+        return Text(remote.value, expression, remote.partial) if remote is not None else None
+
     def _imported_text(self, expression: cst.BaseExpression, use: cst.CSTNode) -> RemoteText | None:
         """The text constant of another module that `expression` names (`SYSTEM_PROMPT` imported
-        from `.prompts`, or `prompts.SYSTEM_PROMPT`), as the project pass linked it. One filled
+        from `.prompts`, or `prompts.SYSTEM_PROMPT`), or that a function of it returns called
+        with no arguments (`system_prompt()`), as the project pass linked it. One filled
         in (`p = SUPERVISOR.format(day=d)`, then `p += extra`) is a template for one call: it
         counts where that call resends it with a conversation (`[system] + messages`)."""
         project = self.context.project
@@ -332,11 +371,19 @@ class SystemPrompts:
         root = text_root(self.rule, expression)  # `p = SUPERVISOR.format(day=d)`: SUPERVISOR, formatted
         if root is not expression and not self._beside_conversation(use):
             return None
-        parts = dotted(root)
-        if not parts:
+        called = isinstance(root, cst.Call)  # `system_prompt()` of `.prompts`
+        remote = self._remote(root.func if called and not root.args else root, called)
+        return replace(remote, partial=True) if remote is not None and root is not expression else remote
+
+    def _remote(self, expression: cst.BaseExpression, called: bool) -> RemoteText | None:
+        """The text of another module's constant a (dotted) name imported here stands for, or,
+        `called`, what its function of that name returns."""
+        project = self.context.project
+        parts = dotted(expression) if project is not None and project.texts else []
+        if not parts or "()" in parts:
             return None
         if self.bindings is None:
             self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
         base = self.bindings.get(parts[0])
-        remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None else None
-        return replace(remote, partial=True) if remote is not None and root is not expression else remote
+        remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None and project is not None else None
+        return remote if remote is not None and remote.returned == called else None

@@ -162,7 +162,9 @@ class ProjectIndex:
                     exports = {name[len(target) + 1 :]: remote for name, remote in exports.items()}
                 functions.update(exports)
                 for name, (text, where) in self._constants("texts", target, path, rest, modules, 0).items():
-                    texts[name] = RemoteText(text.value, text.partial, Place(self.shown(where), text.span))
+                    texts[name] = RemoteText(
+                        text.value, text.partial, Place(self.shown(where), text.span), text.returned
+                    )
                 for name, (tools, where) in self._constants("tool_lists", target, path, rest, modules, 0).items():
                     tool_lists[name] = RemoteToolList(tools, Place(self.shown(where), tools.span))
         self.seconds += time.perf_counter() - start

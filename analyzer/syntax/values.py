@@ -89,7 +89,7 @@ def _with_origin(rule: cst.BatchableCSTVisitor, label: str, value_node: cst.Base
     return Constant(value, f"{label} = {value!r} (line {line})", value_node)
 
 
-def _enclosing_class(rule: cst.BatchableCSTVisitor, node: cst.CSTNode) -> cst.ClassDef | None:
+def enclosing_class(rule: cst.BatchableCSTVisitor, node: cst.CSTNode) -> cst.ClassDef | None:
     while node is not None:
         node = rule.get_metadata(ParentNodeProvider, node, None)
         if isinstance(node, cst.ClassDef):
@@ -97,11 +97,11 @@ def _enclosing_class(rule: cst.BatchableCSTVisitor, node: cst.CSTNode) -> cst.Cl
     return None
 
 
-def _class_constant(rule: cst.BatchableCSTVisitor, attribute: cst.Attribute) -> Constant | None:
-    """`self.X`, `cls.X` or `Klass.X` where the enclosing class body binds X once."""
+def class_attribute(rule: cst.BatchableCSTVisitor, attribute: cst.Attribute) -> cst.BaseExpression | None:
+    """What `self.X`, `cls.X` or `Klass.X` is bound to, where the enclosing class body binds X once."""
     if not isinstance(attribute.value, cst.Name):
         return None
-    klass = _enclosing_class(rule, attribute)
+    klass = enclosing_class(rule, attribute)
     if klass is None or attribute.value.value not in ("self", "cls", klass.name.value):
         return None
     found = []
@@ -117,9 +117,16 @@ def _class_constant(rule: cst.BatchableCSTVisitor, attribute: cst.Attribute) -> 
                 )
                 if any(isinstance(t, cst.Name) and t.value == attribute.attr.value for t in targets):
                     found.append(small.value)
-    if len(found) != 1:
+    return found[0] if len(found) == 1 else None
+
+
+def _class_constant(rule: cst.BatchableCSTVisitor, attribute: cst.Attribute) -> Constant | None:
+    """`self.X`, `cls.X` or `Klass.X` where the enclosing class body binds X once."""
+    value = class_attribute(rule, attribute)
+    klass = enclosing_class(rule, attribute) if value is not None else None
+    if klass is None:
         return None
-    return _with_origin(rule, f"{klass.name.value}.{attribute.attr.value}", found[0])
+    return _with_origin(rule, f"{klass.name.value}.{attribute.attr.value}", value)
 
 
 def constant(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> Constant | None:

@@ -91,6 +91,7 @@ class TextSummary:
     value: str
     span: Span  # where the text is defined
     partial: bool = False  # some parts (f-string fields) are not counted
+    returned: bool = False  # what a function of that name returns when called with no arguments
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class RemoteText:
     value: str
     partial: bool
     place: Place  # where it is defined
+    returned: bool = False  # what an imported function returns called with no arguments (`system_prompt()`)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from chatbound.findings import Severity
 from chatbound.frameworks import server_tools
 from chatbound.syntax.bytescan import nesting_problem
 from chatbound.syntax.parse import no_gc, parse
-from chatbound.syntax.texts import text_of
+from chatbound.syntax.texts import returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
 from chatbound.vocabulary.sinks import Sink
 from chatbound.vocabulary.summaries import (
@@ -141,8 +141,13 @@ class Summarizer(ChatRule):
         return found
 
     def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
-        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`)."""
+        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`), and what its
+        top-level functions return called with no arguments (`def system_prompt(): ...`)."""
         found = {}
+        for function in (s for s in module.body if isinstance(s, cst.FunctionDef)):
+            text = returned_text(self, function)
+            if text is not None:
+                found[function.name.value] = TextSummary(text.value, self.span(text.node), text.partial, returned=True)
         for statement in module.body:
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 targets = small.targets if isinstance(small, cst.Assign) else ()
