@@ -174,3 +174,9 @@ def test_a_baseline_written_at_the_root_holds_when_the_check_starts_in_a_subfold
     )
     result = check(".", "--baseline", "../base.json", "--output-format", "concise", cwd=root / "app")
     assert result.exit_code == 0 and "RAG-EXCESSIVE-TOP-K" not in result.output
+
+
+def test_add_noqa_counts_one_comment_and_one_file_in_the_singular(write):
+    root = write({"a.py": "docs = llm.invoke(store.similarity_search(question, k=20))\n"})
+    result = check(".", "--add-noqa", cwd=root)
+    assert result.exit_code == 0 and "Added 1 ignore comment to 1 file." in result.output
