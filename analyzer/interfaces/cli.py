@@ -69,14 +69,14 @@ def _without_baselined(findings: list[Finding], path: Path) -> list[Finding]:
         sys.exit(EXIT_ERROR)
 
 
-def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
+def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool, root: Path) -> int:
     """`--write-baseline` / `--add-noqa`: record or comment the findings instead of reporting."""
     from chatbound.run.baseline import write_baseline
 
     errors = list(result.errors)
     if baseline:
         try:
-            write_baseline(baseline, result.active)
+            write_baseline(baseline, result.active, root)
             click.echo(f"Wrote {len(result.active)} findings to {baseline}.", err=True)
         except OSError as exc:
             errors.append(f"cannot write {baseline}: {exc.strerror or exc}")
@@ -216,7 +216,7 @@ def check(
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
     if write_baseline or add_noqa:
-        sys.exit(_adopt(result, write_baseline, add_noqa))
+        sys.exit(_adopt(result, write_baseline, add_noqa, settings.root))
 
     shown = result.findings if show_suppressed else result.active
     stream = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
