@@ -78,7 +78,9 @@ class ToolsAllRegistered(ChatRule):
     every other, and is.
     A server whose source the module holds, a script its parameters run with `python -c`
     (a text, or what a function of the module returns), is counted instead: the functions it
-    registers with a `.tool` decorator (`@mcp.tool()`), like any list.
+    registers with a `.tool` decorator (`@mcp.tool()`), like any list. So it is for smolagents'
+    `MCPClient(params)`, Pydantic AI's `MCPServerStdio("python", ["-c", SERVER])` and the Agents
+    SDK's `MCPServerStdio(params={"command": "python", "args": ["-c", SERVER]})`.
 
     A list written out tool by tool (or an agent's own `@agent.tool` functions) is a choice, and
     is not flagged when the code shows it is one job's toolkit or part of a split:

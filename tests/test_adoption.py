@@ -174,3 +174,18 @@ def test_a_baseline_written_at_the_root_holds_when_the_check_starts_in_a_subfold
     )
     result = check(".", "--baseline", "../base.json", "--output-format", "concise", cwd=root / "app")
     assert result.exit_code == 0 and "RAG-EXCESSIVE-TOP-K" not in result.output
+
+
+def test_add_noqa_counts_one_comment_and_one_file_in_the_singular(write):
+    root = write({"a.py": "docs = llm.invoke(store.similarity_search(question, k=20))\n"})
+    result = check(".", "--add-noqa", cwd=root)
+    assert result.exit_code == 0 and "Added 1 ignore comment to 1 file." in result.output
+
+
+def test_a_baseline_written_from_a_subfolder_records_paths_relative_to_the_project_root(write):
+    """docs/configuration.md: the paths in baselines are relative to the project root."""
+    root = write({"pyproject.toml": "[tool.chatbound]\n", "src/app/rag.py": BAD_TOP_K})
+    check(".", "--write-baseline", "base.json", cwd=root / "src")
+    document = json.loads((root / "src" / "base.json").read_text())
+    assert [entry["path"] for entry in document["findings"]] == ["src/app/rag.py"]
+    assert check("src", "--baseline", "src/base.json", cwd=root).exit_code == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -328,3 +329,20 @@ def test_a_very_long_source_line_is_clipped_under_the_finding(write):
     lines = check("app.py", cwd=root).output.splitlines()
     assert lines[2].endswith(" ...") and len(lines[2]) == len("1 | ") + 160 + 4
     assert lines[3] == "  | " + " " * 52 + "^^^^"
+
+
+HISTORY = "history = []\nwhile True:\n    history.append(input())\n    print(client.chat.completions.create(model='m', messages=history))\n"
+
+
+def test_the_github_annotations_are_the_shapes_the_output_page_shows(write):
+    """docs/output.md shows one annotation per severity (`::error ...` for high); each printed line
+    has the shape the page shows for its command, the help after `%0A`."""
+    page = (ROOT / "docs" / "output.md").read_text(encoding="utf-8")
+    shown = {m[0]: m[1] for m in re.findall(r"`::(\w+) (file=…[^`]*)::message%0Ahelp`", page)}
+    root = write({"app.py": HISTORY, "rag.py": BAD_TOP_K})
+    printed = check(".", "--output-format", "github", cwd=root).output.splitlines()
+    assert {"error", "warning"} <= set(shown) and len(printed) == 2
+    for entry in printed:
+        command, props, message = re.fullmatch(r"::(\w+) ([^:]*)::(.*)", entry).groups()
+        assert re.sub(r"=[^,]*", "=…", props) == re.sub(r"=[^,]*", "=…", shown[command])
+        assert "%0A" in message

@@ -256,3 +256,11 @@ def test_an_engine_declared_already_leaves_the_declaration_alone(write):
     invoke("check", "--fix", "--select", "MEMORY-UNBOUNDED-HISTORY", "bot.py", cwd=root)
     assert "bounded_view(history" in (root / "bot.py").read_text()
     assert (root / "requirements.txt").read_text() == f"openai\n{ADDED}\n"
+
+
+def test_the_advice_names_the_project_folder_in_words_not_as_a_dot(write, monkeypatch):
+    root = write({"setup.py": "from setuptools import setup\nsetup(install_requires=['openai'])\n", "sub/x.py": ""})
+    monkeypatch.chdir(root)
+    assert declaration(root).problem == "the project declares its dependencies in setup.py"
+    monkeypatch.chdir(root / "sub")
+    assert declaration(root).problem == f"the project in {root.as_posix()} declares its dependencies in setup.py"

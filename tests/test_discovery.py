@@ -174,3 +174,20 @@ def test_a_regex_that_branches_at_its_top_level_keeps_its_own_prefix():
 
     union = re.compile(_union(["^(?:.+/)?a$", "^(?:.+/)?x|y$"]))  # the second is "x anywhere, or ends in y"
     assert [p for p in ["a", "q/a", "qa", "q/x", "qy"] if union.search(p)] == ["a", "q/a", "q/x", "qy"]
+
+
+def test_a_virtualenv_is_known_by_its_pyvenv_cfg_whatever_its_name_unless_named_itself(write):
+    root = write(
+        {
+            "myenv/pyvenv.cfg": "home = /usr/bin\n",
+            "myenv/lib/python3.12/site-packages/x.py": "",
+            "myenv/bin/tool.py": "",
+            "app/pyvenv_cfg_notes.py": "",
+            "app/main.py": "",
+        }
+    )
+    assert _names(discover([root], root, []), root) == ["app/main.py", "app/pyvenv_cfg_notes.py"]
+    assert _names(discover([root / "myenv"], root, []), root) == [
+        "myenv/bin/tool.py",
+        "myenv/lib/python3.12/site-packages/x.py",
+    ]

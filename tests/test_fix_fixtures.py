@@ -77,6 +77,7 @@ UNSAFE_BY_DESIGN = {
     "step and sends fewer (a pruning step callback: tests/test_smolagents_runtime.py)",
     "smolagents/gradio_app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",
     "smolagents/gradio_desk/app.py": "advice only, as research_chat.py: GradioUI runs the agent with its whole memory",
+    "smolagents/per_turn_loop.py": "advice only, as research_chat.py: an agent built per session, continued by each turn",
     "langgraph/prompt_chains.py": "advice only: a prompt chain given the whole state fills its placeholder itself; "
     "the bound is a trimming step in the chain",
     "frameworks_project/lcel_team/graph.py": "advice only, as langgraph/prompt_chains.py",

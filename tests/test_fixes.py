@@ -528,3 +528,23 @@ def _calls(module):
 
     module.visit(Calls())
     return found
+
+
+def test_check_diff_exits_as_check_does_when_no_finding_has_a_safe_fix(write):
+    """The README's exit codes hold for `--diff`: findings with nothing to apply still exit 1."""
+    root = write({"rag.py": "docs = llm.invoke(store.similarity_search(question, k=20))\n"})
+    result = invoke("check", "--diff", "rag.py", cwd=root)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert invoke("check", "--diff", "--exit-zero", "rag.py", cwd=root).exit_code == 0
+
+
+def test_a_fix_refused_through_an_outside_symlink_is_an_error_exit_2(tmp_path, with_stand_in_rule):
+    outside = tmp_path / "outside.py"
+    outside.write_text(SERVICE)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "bot.py").symlink_to(outside)
+    result = invoke("check", "--fix", "--unsafe-fixes", "--select", "MEMORY", ".", cwd=tree)
+    assert result.exit_code == 2 and "error: bot.py: not written" in result.output
+    assert outside.read_text() == SERVICE
+    assert "the fixes import" not in result.output  # a fix not written asks for no declaration

@@ -318,3 +318,24 @@ def test_a_trim_before_only_some_sends_is_still_flagged(tmp_path):
     target = tmp_path / "sessions.py"
     target.write_text(code)
     assert invoke("check", "--select", RULE, target.name, cwd=tmp_path).exit_code == 1
+
+
+JOURNAL = """from openai import OpenAI
+
+client = OpenAI()
+journal = ""
+
+
+def write(text):
+    global journal
+    journal = journal + "\\nEntry: " + text
+    return client.completions.create(model="gpt-4o-mini", prompt=journal)
+"""
+
+
+def test_a_string_history_rebound_by_concatenation_is_found_and_its_tail_fix_is_not_written_yet(tmp_path):
+    """Issue 31, point 4: `s = s + "..." + text` grows text; the plain-tail fix (`s[-8000:]`)
+    is offered for `s += ...` only, so this finding has no fix yet."""
+    (tmp_path / "journal.py").write_text(JOURNAL)
+    result = invoke("check", "--select", RULE, "--output-format", "concise", "journal.py", cwd=tmp_path)
+    assert result.output.startswith(f"journal.py:10:66: {RULE} [high] `journal`"), result.output

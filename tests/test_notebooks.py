@@ -352,7 +352,7 @@ def test_the_language_server_places_a_notebook_finding_on_its_json_text():
 def test_add_noqa_comments_the_cell_line_and_the_finding_is_then_suppressed(sales):
     before = sales.read_text()
     result = invoke("check", ".", "--add-noqa", "--no-cache", cwd=sales.parent)
-    assert result.exit_code == 0 and "Added 1 ignore comments to 1 files." in result.stderr
+    assert result.exit_code == 0 and "Added 1 ignore comment to 1 file." in result.stderr
     assert lines_only_in(sales.read_text(), before) == [
         '    "    response = client.chat.completions.create(model=MODEL, messages=history)'
         '  # chatbound: ignore[MEMORY-UNBOUNDED-HISTORY]\\n",'

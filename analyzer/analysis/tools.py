@@ -36,11 +36,11 @@ from chatbound.analysis.project.imports import imports_of
 from chatbound.analysis.toollists import ROUTE_CALLS
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.frameworks import Server
-from chatbound.syntax.messages import ast_callee_name, callee_name, role_of
+from chatbound.syntax.messages import ast_callee_name, callee_name, role_of, string
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import read_data_file, text_of
 from chatbound.syntax.values import bound_expression, grown_from
-from chatbound.vocabulary.sinks import dotted, keyword
+from chatbound.vocabulary.sinks import dotted, keyword, positional
 from chatbound.vocabulary.summaries import RemoteToolList
 
 TOOL_KEYWORDS = ("tools", "functions")
@@ -287,6 +287,10 @@ class ToolFacts:
                     picked = False
                 elif (toolset := self._toolset(element.value)) is not None:
                     server, launched = toolset
+                    if (here := self._served_here(launched)) is not None:  # `MCPServerStdio("python", ["-c", SERVER])`
+                        elements.extend(here.elements)
+                        picked, how = False, here.how
+                        continue
                     known = frameworks.known_server(self._words(launched))
                     served, servers = (served + (known,), servers) if known else (served, servers + (server,))
                 else:
@@ -573,14 +577,7 @@ class ToolFacts:
         """The tools of an MCP server whose source this module holds: a script its parameters
         run with `python -c SCRIPT` (a text, or what a function of the module returns), counted
         by the functions it registers (`@mcp.tool`). None when the server's source is elsewhere."""
-        params = server.args[0].value if server.args else None
-        params = bound_expression(self.rule, params) if isinstance(params, cst.Name) else params
-        args = (
-            next((a.value for a in params.args if a.keyword and a.keyword.value == "args"), None)
-            if isinstance(params, cst.Call)
-            else None
-        )
-        items = [e.value for e in args.elements] if isinstance(args, (cst.List, cst.Tuple)) else []
+        items = self._launch_args(server)
         flag = next(
             (i for i, item in enumerate(items) if isinstance(item, cst.SimpleString) and item.evaluated_value == "-c"),
             None,
@@ -595,6 +592,24 @@ class ToolFacts:
         if tools is None:
             return None
         return Tools([cst.Name(name) for name in tools], how="every tool of the server script it runs", picked=False)
+
+    def _launch_args(self, server: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments a server's launch passes its command: `args=` of the parameters given
+        first (`MCPClient(StdioServerParameters(command, args=[...]))`, mcp 2.3.0), the `"args"`
+        of a parameters dict (Agents SDK 0.24.0 `MCPServerStdio(params={"command": ..., "args": [...]})`,
+        `MCPServerStdioParams`), or the server's own (Pydantic AI 1.0.0 `MCPServerStdio(command, args)`)."""
+        own = keyword(server, "args") or positional(server, 1)
+        params = keyword(server, "params") or positional(server, 0)
+        args = own.value if own is not None else params.value if params is not None else None
+        if isinstance(args, cst.Name):
+            args = bound_expression(self.rule, args)
+        if isinstance(args, cst.Call):
+            args = next((a.value for a in args.args if a.keyword and a.keyword.value == "args"), None)
+        elif isinstance(args, cst.Dict):
+            args = next(
+                (e.value for e in args.elements if isinstance(e, cst.DictElement) and string(e.key) == "args"), None
+            )
+        return [e.value for e in args.elements] if isinstance(args, (cst.List, cst.Tuple)) else []
 
     def _toolset(self, element: cst.BaseExpression) -> tuple[str, cst.Call] | None:
         """How an element that stands for every tool of a server (an MCP toolset) reads, and the

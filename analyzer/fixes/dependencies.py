@@ -81,6 +81,12 @@ def shown(path: Path) -> str:
     return path.as_posix() if relative.startswith("..") else Path(relative).as_posix()
 
 
+def _project(folder: Path) -> str:
+    """The project folder in words: "the project" for the working directory, not "."."""
+    where = shown(folder)
+    return "the project" if where == "." else f"the project in {where}"
+
+
 def needs_engine(fix: Fix | None) -> bool:
     """Whether applying ``fix`` makes its file import the engine."""
     return fix is not None and any(ENGINE in edit.text for edit in fix.edits)
@@ -176,22 +182,22 @@ def declaration(folder: Path) -> Declaration:
     if len(requirements) > 1:
         names = ", ".join(p.name for p in requirements)
         return Declaration(
-            folder, declared=declared, problem=f"{shown(folder)} has several runtime requirements files ({names})"
+            folder, declared=declared, problem=f"{_project(folder)} has several runtime requirements files ({names})"
         )
     candidates += [(p, "requirements") for p in requirements]
     others = [name for name in OTHER_DECLARATIONS if (folder / name).is_file()]
     if others and not candidates:
         return Declaration(
-            folder, declared=declared, problem=f"{shown(folder)} declares its dependencies in {others[0]}"
+            folder, declared=declared, problem=f"{_project(folder)} declares its dependencies in {others[0]}"
         )
     if not candidates:
-        return Declaration(folder, declared=declared, problem=f"{shown(folder)} declares no dependencies")
+        return Declaration(folder, declared=declared, problem=f"{_project(folder)} declares no dependencies")
     if len(candidates) > 1 or others:
         names = ", ".join([p.name for p, _ in candidates] + others)
         return Declaration(
             folder,
             declared=declared,
-            problem=f"{shown(folder)} declares dependencies in {names}: which one the runtime installs is not clear",
+            problem=f"{_project(folder)} declares dependencies in {names}: which one the runtime installs is not clear",
         )
     path, kind = candidates[0]
     locked = _lock_command(path, kind, texts.get(path, ""))

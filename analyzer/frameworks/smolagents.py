@@ -10,7 +10,8 @@ Checked against smolagents 1.26.0:
   `memory.steps`), or a module that prunes the steps itself (`agent.memory.steps = ...`,
   `del agent.memory.steps[...]`, `agent.memory.reset()`).
 - A run with `reset=False` continues only where it runs again: in a loop, or in a function
-  while the agent outlives it (a module name, an attribute).
+  while the agent outlives it (a module name, an attribute). An agent built again in each
+  iteration of the loop that runs it starts each run empty, as one built per call does.
 - `GradioUI(agent)` (gradio_ui.py) keeps the one agent for every chat message and runs it with
   `reset=self.reset_agent_memory`, which defaults to False: each message continues the same
   memory (and every visitor of the app shares it). `reset_agent_memory=True` starts each
@@ -59,6 +60,8 @@ def memories(facts) -> list[Kept]:
             continue
         if not facts.loops_of(call) and (facts.function_of(call) is None or facts.storage_of(call.func.value) is None):
             continue  # one run, or an agent built for this call: nothing carried into a next run
+        if _built_per_iteration(facts, call, built):
+            continue  # `while True: agent = CodeAgent(...); agent.run(q, reset=False)`: a new memory each pass
         found.append(
             Kept(
                 call,
@@ -110,6 +113,17 @@ def _bounded(facts, name: str, built: cst.Call) -> bool:
         callbacks is not None and isinstance(callbacks.value, (cst.List, cst.Tuple)) and not callbacks.value.elements
     )
     return callbacks is not None and not empty or _prunes(facts, name)
+
+
+def _built_per_iteration(facts, run: cst.Call, built: cst.Call) -> bool:
+    """The agent is built again inside every loop that runs it (same function): each run's
+    memory starts empty, the bound of an agent built per call."""
+    around = {id(loop) for loop in facts.loops_of(built)}
+    return (
+        bool(around)
+        and facts.function_of(built) is facts.function_of(run)
+        and all(id(loop) in around for loop in facts.loops_of(run))
+    )
 
 
 def _keeps_memory(call: cst.Call) -> bool:

@@ -69,14 +69,14 @@ def _without_baselined(findings: list[Finding], path: Path) -> list[Finding]:
         sys.exit(EXIT_ERROR)
 
 
-def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
+def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool, root: Path) -> int:
     """`--write-baseline` / `--add-noqa`: record or comment the findings instead of reporting."""
     from chatbound.run.baseline import write_baseline
 
     errors = list(result.errors)
     if baseline:
         try:
-            write_baseline(baseline, result.active)
+            write_baseline(baseline, result.active, root)
             click.echo(f"Wrote {len(result.active)} findings to {baseline}.", err=True)
         except OSError as exc:
             errors.append(f"cannot write {baseline}: {exc.strerror or exc}")
@@ -87,7 +87,8 @@ def _adopt(result: RunResult, baseline: Path | None, add_noqa: bool) -> int:
         errors += added.errors
         for warning in added.warnings:
             click.echo(f"warning: {warning}", err=True)
-        click.echo(f"Added {added.added} ignore comments to {added.files} files.", err=True)
+        comments = f"{added.added} ignore comment{'s' if added.added != 1 else ''}"
+        click.echo(f"Added {comments} to {added.files} file{'s' if added.files != 1 else ''}.", err=True)
     for error in errors[len(result.errors) :]:
         click.echo(f"error: {error}", err=True)
     return EXIT_ERROR if errors else EXIT_OK
@@ -203,7 +204,8 @@ def check(
         if diff:
             patch = fixes.diff()
             sys.stdout.write(patch)
-            sys.exit(EXIT_FINDINGS if patch else EXIT_OK)
+            code = EXIT_ERROR if fixes.errors else exit_code(result, settings.fail_on, exit_zero)
+            sys.exit(EXIT_FINDINGS if patch and code == EXIT_OK and not exit_zero else code)
     if baseline:
         result.findings = _without_baselined(result.findings, baseline)
     for error in result.errors:
@@ -214,7 +216,7 @@ def check(
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
     if write_baseline or add_noqa:
-        sys.exit(_adopt(result, write_baseline, add_noqa))
+        sys.exit(_adopt(result, write_baseline, add_noqa, settings.root))
 
     shown = result.findings if show_suppressed else result.active
     stream = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
@@ -235,7 +237,7 @@ def check(
     finally:
         if output_file:
             stream.close()
-    sys.exit(exit_code(result, settings.fail_on, exit_zero))
+    sys.exit(EXIT_ERROR if fixes and fixes.errors else exit_code(result, settings.fail_on, exit_zero))
 
 
 @main.command("rules")

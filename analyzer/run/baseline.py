@@ -12,6 +12,7 @@ from pathlib import Path
 
 from chatbound.findings import Finding
 from chatbound.fixes.atomic import write_atomic
+from chatbound.run.runner import project_path
 
 VERSION = 1
 
@@ -20,8 +21,15 @@ class BaselineError(Exception):
     """A baseline that cannot be read: reported in one line, exit code 2."""
 
 
-def baseline_document(findings: list[Finding]) -> dict:
-    entries = sorted({(f.path, f.rule_id, f.fingerprint, " ".join(f.snippet.split())[:120]) for f in findings})
+def baseline_document(findings: list[Finding], root: Path) -> dict:
+    """The findings' entries, each path below the project ``root`` (as the fingerprint is), so
+    the file is the same from wherever the run starts."""
+    entries = sorted(
+        {
+            (project_path(Path(f.path), root), f.rule_id, f.fingerprint, " ".join(f.snippet.split())[:120])
+            for f in findings
+        }
+    )
     return {
         "version": VERSION,
         "tool": "chatbound",
@@ -32,9 +40,9 @@ def baseline_document(findings: list[Finding]) -> dict:
     }
 
 
-def write_baseline(path: Path, findings: list[Finding]) -> None:
+def write_baseline(path: Path, findings: list[Finding], root: Path) -> None:
     """The active findings, one entry each, written atomically."""
-    text = json.dumps(baseline_document([f for f in findings if f.suppressed is None]), indent=2) + "\n"
+    text = json.dumps(baseline_document([f for f in findings if f.suppressed is None], root), indent=2) + "\n"
     write_atomic(path, text.encode("utf-8"))
 
 

@@ -184,13 +184,23 @@ def _walk(top: str, ignores: _Ignores, files: list[str], found: Discovery, suffi
         if ".gitignore" in filenames:
             ignores.load_gitignore(directory)
         anchored = ignores.in_folder(directory)
-        dirnames[:] = sorted(name for name in dirnames if not _excluded(anchored, name, is_dir=True))
+        dirnames[:] = sorted(
+            name
+            for name in dirnames
+            if not _excluded(anchored, name, is_dir=True) and not _is_virtualenv(os.path.join(directory, name))
+        )
         folder = os.path.join(directory, "")
         files.extend(
             folder + name
             for name in filenames
             if name.endswith(suffixes) and not _excluded(anchored, name, is_dir=False)
         )
+
+
+def _is_virtualenv(folder: str) -> bool:
+    """A virtualenv below a walked folder, whatever its name: `venv` and `virtualenv` write
+    `pyvenv.cfg` at its top (PEP 405), which is how pytest knows one too."""
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
 
 
 def display_path(path: Path | str, cwd: str = "") -> str:

@@ -69,14 +69,14 @@ def fix_findings(
         if fixed.error:
             report.errors.append(f"{shown}: {fixed.error}")
             continue
+        if write and fixed.changed and not _written(path, fixed.data(), roots, report, shown):
+            continue  # a fix not written declares nothing
         if any(needs_engine(f.fix) for f in fixed.applied):
             found = declaration_for(path, project or Path.cwd(), memo)
             if found.by_hand and not found.declared:
                 report.warnings.append(f"{shown}: the fixes import {ENGINE}: {found.advice()}")
             elif not found.declared:
                 declarations[found.path] = found
-        if write and fixed.changed and not _written(path, fixed.data(), roots, report, shown):
-            continue
         report.files.append(fixed)
     for found in declarations.values():
         report.files.extend(_declared(found, write, roots, report))

@@ -214,6 +214,8 @@ def is_textual(expr: cst.CSTNode) -> bool:
     """Text or a record of text (a dict, an f-string), not a number or a metric."""
     if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
         return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):  # `"\nUser: " + text`
+        return is_textual(expr.left) or is_textual(expr.right)
     if isinstance(expr, cst.Dict):
         return not any(
             isinstance(e, cst.DictElement) and NUMERIC_NAME.search(string(e.key) or "") for e in expr.elements
