@@ -4,6 +4,7 @@ small made-up batch and made-up findings: no chatbound run, no network (the clon
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 
 from conftest import ROOT
 
@@ -70,7 +71,7 @@ reason = "a long prompt, every part arguably used"
 """
 
 
-def found(line, rule=MEMORY, path="bot.py", project="a/app", fingerprint=None, end_line=0, cell=0):
+def found(line, rule=MEMORY, path="bot.py", project="a/app", fingerprint=None, end_line=0, cell=0, related=()):
     return Finding(
         project,
         rule,
@@ -80,6 +81,7 @@ def found(line, rule=MEMORY, path="bot.py", project="a/app", fingerprint=None, e
         end_line or line,
         f"message of {rule} at {line}",
         cell=cell,
+        related=related,
     )
 
 
@@ -115,6 +117,16 @@ def test_a_finding_matches_within_three_lines_of_the_range_or_when_its_span_over
     assert labelled.matches(found(30, end_line=37)) and not labelled.matches(found(30, end_line=36))
     assert not labelled.matches(found(45, TOPK)) and not labelled.matches(found(45, path="app.py"))
     assert not labelled.matches(found(45, project="b/nb"))
+
+
+def test_a_finding_matches_where_its_report_names_the_labelled_place_in_another_file():
+    labelled = entry(55, 105, rule="PROMPT-OVERSIZED-SYSTEM", path="prompts.py")
+    sent = found(164, rule="PROMPT-OVERSIZED-SYSTEM", path="core.py", related=(("prompts.py", 55, 105),))
+    assert labelled.matches(sent)
+    assert not labelled.matches(replace(sent, related=(("prompts.py", 110, 120),)))  # past the tolerance
+    assert not labelled.matches(replace(sent, related=(("other.py", 55, 105),)))
+    assert not labelled.matches(replace(sent, rule=MEMORY))
+    assert not labelled.matches(replace(sent, related=()))
 
 
 def test_a_notebook_entry_written_1_to_99999_matches_any_cell_of_that_notebook():

@@ -37,12 +37,17 @@ class Entry:
     reason: str
 
     def matches(self, finding: Finding) -> bool:
-        """Same project, rule and path, and the finding's lines reach the labelled range give or
-        take TOLERANCE. Entries name no notebook cell: a notebook's entry is written [1, 99999]
-        and so matches a finding in any of its cells."""
+        """Same project and rule, and the finding's lines, or the lines of a place its report
+        names (its related locations: the prompt's definition in another module, the growth
+        where the history is kept), reach the labelled range in the labelled file, give or take
+        TOLERANCE. The labeller writes down where the defect is (for a system prompt, where its
+        text is defined); a report that sends the reader there has found it. Entries name no
+        notebook cell: a notebook's entry is written [1, 99999] and so matches a finding in any
+        of its cells."""
         first, last = self.lines
-        return (finding.project, finding.rule, finding.path) == (self.project, self.rule, self.path) and (
-            finding.line <= last + TOLERANCE and max(finding.line, finding.end_line) >= first - TOLERANCE
+        places = [(finding.path, finding.line, max(finding.line, finding.end_line)), *finding.related]
+        return (finding.project, finding.rule) == (self.project, self.rule) and any(
+            path == self.path and line <= last + TOLERANCE and end >= first - TOLERANCE for path, line, end in places
         )
 
 

@@ -34,6 +34,7 @@ class Finding:
     verdict: str = ""  # "right", "wrong" or "" (not judged yet)
     reason: str = ""
     cell: int = 0  # a notebook's code cell (lines count within it); 0 in a module
+    related: tuple[tuple[str, int, int], ...] = ()  # (path, line, end line) of each place the report names
 
     @property
     def key(self) -> tuple[str, str, str, str]:

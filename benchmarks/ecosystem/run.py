@@ -183,6 +183,11 @@ def check(project: Project, tree: Path, chatbound: str, timeout: float) -> Outco
             end_line=f.get("end_line") or f["line"],
             message=f["message"],
             cell=f.get("cell") or 0,
+            related=tuple(
+                (r["path"].removeprefix("./"), r["line"], r.get("end_line") or r["line"])
+                for r in f.get("related", [])
+                if r.get("path") and not r.get("cell")
+            ),
         )
         for f in report["findings"]
         if not f.get("suppressed")
