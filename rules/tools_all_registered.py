@@ -35,7 +35,8 @@ class ToolsAllRegistered(ChatRule):
     - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls, also through a
       dict of arguments (`api_args["tools"] = TOOLS`, `create(**api_args)`: reported where the
       tools are put in);
-    - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class);
+    - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class, also through
+      a generic alias: `Agent[Context](tools=...)`);
     - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
     - a Pydantic AI agent with that many `@agent.tool` functions.
 
@@ -84,9 +85,11 @@ class ToolsAllRegistered(ChatRule):
     is not flagged when the code shows it is one job's toolkit or part of a split:
 
     - most of its tools (two thirds) act on one object: they drive one module-level browser
-      or database pool (call its methods, pass it on, assign into it), are built on one object
-      (`VisitTool(browser)`, `PageUpTool(browser)`), or work on the run's shared state (a
-      Pydantic AI tool's `ctx.deps.state`); a logger they all write to is no such object;
+      or database pool (call its methods, assign into it, read its parts), are built on one
+      object (`VisitTool(browser)`, `PageUpTool(browser)`), or work on the run's shared state (a
+      Pydantic AI tool's `ctx.deps.state`); a logger they all write to is no such object, nor
+      one they only hand whole to other functions (`find_policy(ctx.deps.db, n)`: the request's
+      database session, which every service function is given);
     - the module gives different written lists of two or more tools to different agents: the
       tools are already split between them.
 

@@ -212,6 +212,10 @@ def _functions(body: str, names: list[str]) -> str:
         ("logger = logging.getLogger(__name__)\n" + _functions("logger.info(x)", ["a", "b", "c", "d", "e"]), True),
         # a constant they all read is no object they act on
         ("LIMIT = 10\n" + _functions("return x[:LIMIT]", ["a", "b", "c", "d", "e"]), True),
+        # handed whole to a function, the driver is not what the tool works on: the function is
+        ("driver = webdriver.Chrome()\n" + _functions("return click(driver, x)", ["a", "b", "c", "d", "e"]), True),
+        # a part of it read for a call is
+        ("driver = webdriver.Chrome()\n" + _functions("return len(driver.tabs)", ["a", "b", "c", "d", "e"]), False),
     ],
 )
 def test_tools_acting_on_one_object_are_a_toolkit(module, reported):
@@ -239,8 +243,20 @@ def test_pydantic_ai_tools_working_on_the_runs_state_are_a_toolkit():
 
     assert findings(module("ctx.deps.state.query = q")) == []
     assert findings(module("ctx.deps.state.items.append(q)")) == []
+    assert findings(module("return len(ctx.deps.state.items)")) == []
     # reading a field of the dependencies is no work on a shared object
     assert len(findings(module("return f'{ctx.deps.customer_id}: {q}'"))) == 1
+    # nor is handing the run's database session to a service function: every service is given it
+    assert len(findings(module("return accounts.find(ctx.deps.db, q)"))) == 1
+    assert len(findings(module("return accounts.find(ctx.deps.db, ctx.deps.user_id)"))) == 1
+    assert findings(module("return ctx.deps.db.execute(q)")) == []  # a session the tools drive themselves
+
+
+@pytest.mark.parametrize("agent", ["Agent", "Agent[Ctx]", "Agent[Ctx, str]", "agents.Agent[Ctx]"])
+def test_a_generic_alias_builds_the_agent(agent):
+    tools = ", ".join(f"t{i}" for i in range(6))
+    [finding] = findings(f"import agents\nfrom agents import Agent\nsupport = {agent}(name='s', tools=[{tools}])\n")
+    assert (finding.span.line, finding.span.col) == (3, len(f"support = {agent}(name='s', ") + 1)
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from chatbound.analysis.project.imports import imports_of
 from chatbound.analysis.toollists import ROUTE_CALLS
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.frameworks import Server
-from chatbound.syntax.messages import ast_callee_name, callee_name, role_of
+from chatbound.syntax.messages import ast_callee_name, ast_class_name, callee_name, class_name, role_of
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import read_data_file, text_of
 from chatbound.syntax.values import bound_expression, grown_from
@@ -67,7 +67,7 @@ TOOL_TAKERS = {
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
 TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_RUNS = ("run", "run_sync", "run_stream", "invoke", "ainvoke")  # an agent run on a tool's brief
-AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
+AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool (pydantic-ai-slim 2.68.0 agent/__init__.py)
 WRITTEN = "the list, which names each tool"  # a hand-picked set: the only kind a toolkit or a split excuses
 JOINED = "tool lists joined together"
 # what the frameworks add: their own keywords for tools (the Agents SDK's mcp_servers=), for the
@@ -90,7 +90,7 @@ def _may_bind_tools(node: ast.AST) -> bool:
     """A call `_tools_arguments` reads a tools argument of, or a function registered as an
     agent's tool (`@agent.tool`), on CPython's tree."""
     if type(node) is ast.Call:
-        name, keywords = ast_callee_name(node), {k.arg for k in node.keywords}
+        name, keywords = ast_class_name(node), {k.arg for k in node.keywords}
         if not takes_tools(name, keywords):
             return False
         index = TOOL_TAKERS.get(name)
@@ -212,7 +212,7 @@ class ToolFacts:
 
     def collect_call(self, node: cst.Call) -> None:
         self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
-        if takes_tools(callee_name(node), ("model",)) and any(
+        if takes_tools(class_name(node), ("model",)) and any(
             a.star == "**" and isinstance(a.value, cst.Name) for a in node.args
         ):
             self.spread.append(node)
@@ -235,7 +235,7 @@ class ToolFacts:
                 ):
                     entries[key.evaluated_value] = (node, node.value)
         keywords = {a.keyword.value for a in call.args if a.keyword is not None} | entries.keys()
-        if not takes_tools(callee_name(call), keywords):
+        if not takes_tools(class_name(call), keywords):
             return []
         return [(call, *entries[k]) for k in (*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS) if k in entries]
 
@@ -252,7 +252,7 @@ class ToolFacts:
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
         """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
         tools beside it (`mcp_servers=`)."""
-        name = callee_name(call)
+        name = class_name(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         if not takes_tools(name, keywords):
             return []
@@ -455,7 +455,7 @@ class ToolFacts:
             attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
             bound = bound_expression(self.rule, self.agent_names[agent])
-            if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
+            if isinstance(bound, cst.Call) and class_name(bound).endswith("Agent"):
                 routes = sum(self._delegates(f) for f in functions)
                 tools = Tools(list(f.name for f in functions), how=f"every `@{agent}.tool` function")
                 attached.append((bound, tools, len(functions) - routes, bound, routes, id(bound)))
@@ -705,7 +705,7 @@ class ToolFacts:
 
     def _is_agent(self, value: cst.BaseExpression) -> bool:
         bound = bound_expression(self.rule, value) if isinstance(value, cst.Name) else value
-        return isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent")
+        return isinstance(bound, cst.Call) and class_name(bound).endswith("Agent")
 
     # --- schema tokens, where the schemas can be read --------------------------------
 

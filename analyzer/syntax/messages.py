@@ -95,6 +95,17 @@ def ast_callee_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def class_name(call: cst.Call) -> str:
+    """`callee_name` through a generic alias: `Agent[Deps](...)` builds an `Agent`."""
+    func = call.func
+    return callee_name(cst.Call(func.value)) if isinstance(func, cst.Subscript) else callee_name(call)
+
+
+def ast_class_name(call: ast.Call) -> str:
+    """`class_name` on CPython's tree."""
+    return ast_callee_name(ast.Call(call.func.value)) if isinstance(call.func, ast.Subscript) else ast_callee_name(call)
+
+
 def _dict_get(node: cst.Dict, key: str) -> cst.BaseExpression | None:
     for element in node.elements:
         if isinstance(element, cst.DictElement) and string(element.key) == key:
