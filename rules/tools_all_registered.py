@@ -49,7 +49,8 @@ class ToolsAllRegistered(ChatRule):
     location; a list whose size no module shows (`ALL_TOOLS` of an installed package) is not
     flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
     `AgentTool(agent=...)` or `agent.as_tool()`, a tool function that returns or runs another
-    agent of the module) are counted
+    agent of the module, a class given only for a router to pick a specialist by its name:
+    `if call["name"] == ToBilling.__name__: return "billing"`) are counted
     apart from the work tools: a coordinator whose tools are mostly specialists is not told
     to split them. A list attached twice (`bind_tools(TOOLS)`,
     `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas

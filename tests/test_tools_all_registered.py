@@ -776,3 +776,23 @@ def test_every_servers_tools_kept_in_a_session_entry_are_reported_where_attached
 def test_every_servers_tools_kept_in_a_session_entry_and_chosen_are_not_reported(change):
     assert SESSION_KEPT.count(change[0]) == 1
     assert findings(SESSION_KEPT.replace(*change)) == []
+
+
+@pytest.mark.parametrize(
+    "branch, reported",
+    [
+        ('return "specialist"', False),  # the class's name picks the next node: a route
+        ("return Send('specialist', call['args'])", True),  # a Send gives a node the arguments: work
+        ("results.append(run(call['args']))", True),  # the call is executed by hand: a work tool
+    ],
+)
+def test_schemas_a_router_picks_a_specialist_by_are_routes(branch, reported):
+    schemas = "".join(f"class To{i}(BaseModel):\n    request: str\n" for i in range(5))
+    code = (
+        schemas
+        + "llm = ChatOpenAI(model='gpt-4o').bind_tools([lookup, To0, To1, To2, To3, To4])\n"
+        + "def route(state):\n    results = []\n    for call in state['messages'][-1].tool_calls:\n"
+        + "".join(f"        if call['name'] == To{i}.__name__:\n            {branch}\n" for i in range(5))
+        + "    return results\n"
+    )
+    assert len(findings(code)) == reported

@@ -682,14 +682,27 @@ class ToolFacts:
         """A handoff to another agent, not a work tool: an SDK `handoff(...)` /
         `create_handoff_tool(...)`, an agent run as a tool (`AgentTool(agent=...)`,
         `agent.as_tool(...)`), or a function of the module that returns an agent
-        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern) or runs one."""
+        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern) or runs one, or a class
+        whose name a router of the module compares with the tool call's to pick a specialist
+        (`ToBilling`)."""
         if isinstance(element, cst.Call):
             return callee_name(element) in ROUTE_CALLS
         function = self.functions.get(element.value) if isinstance(element, cst.Name) else None
         if function is None:
-            return False
+            return isinstance(element, cst.Name) and element.value in self._route_schemas
         returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
         return (bool(returns) and all(self._is_agent(r) for r in returns)) or self._delegates(function)
+
+    @functools.cached_property
+    def _route_schemas(self) -> set[str]:
+        """The classes given as tools only for a router to pick a specialist by (`chatbound.frameworks`)."""
+        code = self.context.module.code
+        if "__name__" not in code or "tool_calls" not in code:
+            return set()  # no router compares a tool call's name with a class's
+        try:
+            return frameworks.route_schemas(ast.parse(code))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return set()  # grammar LibCST reads and this interpreter does not
 
     def _delegates(self, function: cst.FunctionDef) -> bool:
         """A tool that runs another agent of the module on its brief (`await billing_agent.run(query)`):

@@ -29,6 +29,9 @@ facts ask these modules. Each module declares, in the words the facts already sp
   reach a model there.
 - `TOOL_CONTEXT`: attributes of a tool's context parameter that hold one object every tool of
   the agent is given (Pydantic AI's `ctx.deps`): tools acting on it are one toolkit.
+- `route_schemas(tree)`: the names of the classes given to a model as tools only for a router to
+  pick the next agent by (LangGraph: a conditional edge comparing the tool call's name with
+  `ToBilling.__name__`), counted as routes, not work tools.
 - `TOOL_KEYWORDS` / `TOOL_TRIGGERS`: keywords that attach tools beside `tools=` (the Agents
   SDK's `mcp_servers=`); `server_tools(imports, call)` / `toolset(imports, call)`: how a call
   returning every tool of a server, or a toolset offering all of them unfiltered, reads in
@@ -46,6 +49,8 @@ new module, listed in `MODULES`.
 """
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
@@ -120,6 +125,7 @@ __all__ = [
     "storage",
     "system_config",
     "system_parts",
+    "route_schemas",
     "tool_results",
     "toolset",
     "trims_chat",
@@ -152,6 +158,7 @@ _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
 )
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
+_ROUTE_SCHEMAS = _declared("route_schemas")
 
 
 def _first(functions, *args):
@@ -196,6 +203,10 @@ def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
 def server_tools(imports: set[str], call: cst.Call) -> str | None:
     """How a call that returns every tool of a server reads in a message, or None."""
     return _first(_SERVER_TOOLS, imports, call)
+
+
+def route_schemas(tree: ast.Module) -> set[str]:
+    return set().union(*(function(tree) for function in _ROUTE_SCHEMAS))
 
 
 def toolset(imports: set[str], call: cst.Call) -> str | None:

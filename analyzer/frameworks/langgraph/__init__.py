@@ -72,6 +72,7 @@ from chatbound.frameworks.langgraph.supervisors import (
     ROUTED_ADVICE,
     exports,
     handoffs,
+    route_schemas,
 )
 
 __all__ = [
@@ -124,4 +125,5 @@ __all__ = [
     "ROUTED_ADVICE",
     "exports",
     "handoffs",
+    "route_schemas",
 ]
