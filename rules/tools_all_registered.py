@@ -99,7 +99,8 @@ class ToolsAllRegistered(ChatRule):
     registry, everything a helper returns. The message says how the count was known.
 
     Not flagged: toolsets chosen per request (a lookup, a function, a filtered comprehension,
-    a tool retriever, an MCP toolset with `tool_filter=`) and tool executors.
+    a tool retriever, an MCP toolset with `tool_filter=`; a Pydantic AI `@agent.tool(prepare=...)`
+    or `defer_loading=True` tool, an agent with a `PrepareTools` capability) and tool executors.
 
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not

@@ -796,3 +796,23 @@ def test_schemas_a_router_picks_a_specialist_by_are_routes(branch, reported):
         + "    return results\n"
     )
     assert len(findings(code)) == reported
+
+
+@pytest.mark.parametrize(
+    "agent, decorator, reported",
+    [
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain", 1),
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(prepare=only_admins)", 0),  # left out of a step by its prepare
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(defer_loading=True)", 0),  # hidden until tool search finds it
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(prepare=None, defer_loading=False)", 1),
+        ("Agent('openai:gpt-4o', capabilities=[PrepareTools(for_step)])", "@kb.tool_plain", 0),
+        ("Agent('openai:gpt-4o', capabilities=[ProcessHistory(trim)])", "@kb.tool_plain", 1),
+    ],
+)
+def test_pydantic_ai_tools_chosen_for_each_step(agent, decorator, reported):
+    code = f"from pydantic_ai import Agent\nkb = {agent}\n" + "".join(
+        f"{decorator}\ndef t{i}(q: str) -> str:\n    return q\n" for i in range(6)
+    )
+    assert len(findings(code)) == reported
+    listed = f"from pydantic_ai import Agent\nkb = {agent[:-1]}, tools=[t0, t1, t2, t3, t4, t5])\n"
+    assert len(findings(listed)) == (0 if "PrepareTools" in agent else 1)

@@ -206,6 +206,7 @@ class ToolFacts:
                 isinstance(target, cst.Attribute)
                 and target.attr.value in AGENT_TOOL_DECORATORS
                 and isinstance(target.value, cst.Name)
+                and not _chosen(decorator.decorator)
             ):
                 self.agent_tools.setdefault(target.value.value, []).append(node)
                 self.agent_names.setdefault(target.value.value, target.value)
@@ -438,6 +439,8 @@ class ToolFacts:
         toolkit, a split between agents) is left out."""
         attached = []  # (where to report, tools, work tools, call, routes, the list's identity)
         for call, argument, value in [*self.arguments, *(e for c in self.spread for e in self._spread_tools(c))]:
+            if frameworks.chooses_tools(call):
+                continue  # the agent chooses its tools for each step
             self.attaching = call
             tools = self._tools(value)
             if tools is None or tools.elements is None:
@@ -455,7 +458,11 @@ class ToolFacts:
             attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
             bound = bound_expression(self.rule, self.agent_names[agent])
-            if isinstance(bound, cst.Call) and class_name(bound).endswith("Agent"):
+            if (
+                isinstance(bound, cst.Call)
+                and class_name(bound).endswith("Agent")
+                and not frameworks.chooses_tools(bound)
+            ):
                 routes = sum(self._delegates(f) for f in functions)
                 tools = Tools(list(f.name for f in functions), how=f"every `@{agent}.tool` function")
                 attached.append((bound, tools, len(functions) - routes, bound, routes, id(bound)))
@@ -775,6 +782,16 @@ class ToolFacts:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 return None
         return None
+
+
+def _chosen(decorator: cst.BaseExpression) -> bool:
+    """`@agent.tool(prepare=fn)`: a tool the run may leave out of a step (`chatbound.frameworks`)."""
+    return isinstance(decorator, cst.Call) and any(
+        a.keyword is not None
+        and a.keyword.value in frameworks.TOOL_CHOICES
+        and not (isinstance(a.value, cst.Name) and a.value.value in ("None", "False"))
+        for a in decorator.args
+    )
 
 
 def _system_contents(node: cst.CSTNode) -> list[cst.BaseExpression]:

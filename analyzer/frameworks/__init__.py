@@ -29,6 +29,9 @@ facts ask these modules. Each module declares, in the words the facts already sp
   reach a model there.
 - `TOOL_CONTEXT`: attributes of a tool's context parameter that hold one object every tool of
   the agent is given (Pydantic AI's `ctx.deps`): tools acting on it are one toolkit.
+- `TOOL_CHOICES` / `chooses_tools(call)`: keywords of a tool decorator that let a run leave the
+  tool out of a step (Pydantic AI's `prepare=`), and whether an agent call chooses its tools
+  for each step (`capabilities=[PrepareTools(fn)]`): such tools are not all sent every time.
 - `route_schemas(tree)`: the names of the classes given to a model as tools only for a router to
   pick the next agent by (LangGraph: a conditional edge comparing the tool call's name with
   `ToBilling.__name__`), counted as routes, not work tools.
@@ -106,9 +109,11 @@ __all__ = [
     "PROMPT_TRIGGERS",
     "SERVER_TOOL_CALLS",
     "SERVER_TOOLS_ADVICE",
+    "TOOL_CHOICES",
     "TOOL_CONTEXT",
     "TOOL_KEYWORDS",
     "TOOL_TRIGGERS",
+    "chooses_tools",
     "collect",
     "fix",
     "framework_kind",
@@ -147,6 +152,7 @@ TOOL_KEYWORDS = tuple(keyword for keywords in _declared("TOOL_KEYWORDS") for key
 SERVER_TOOL_CALLS = frozenset(name for names in _declared("SERVER_TOOLS") for name in names)  # callee names
 TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pattern in patterns)
 TOOL_CONTEXT = tuple(name for names in _declared("TOOL_CONTEXT") for name in names)
+TOOL_CHOICES = tuple(name for names in _declared("TOOL_CHOICES") for name in names)
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
@@ -158,7 +164,7 @@ _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
 )
 _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
-_ROUTE_SCHEMAS = _declared("route_schemas")
+_ROUTE_SCHEMAS, _CHOOSES_TOOLS = _declared("route_schemas"), _declared("chooses_tools")
 
 
 def _first(functions, *args):
@@ -203,6 +209,10 @@ def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
 def server_tools(imports: set[str], call: cst.Call) -> str | None:
     """How a call that returns every tool of a server reads in a message, or None."""
     return _first(_SERVER_TOOLS, imports, call)
+
+
+def chooses_tools(call: cst.Call) -> bool:
+    return any(function(call) for function in _CHOOSES_TOOLS)
 
 
 def route_schemas(tree: ast.Module) -> set[str]:
