@@ -36,7 +36,7 @@ class ToolsAllRegistered(ChatRule):
       dict of arguments (`api_args["tools"] = TOOLS`, `create(**api_args)`: reported where the
       tools are put in);
     - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class, also through
-      a generic alias: `Agent[Context](tools=...)`);
+      a generic alias such as `Agent[Context]`);
     - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
     - a Pydantic AI agent with that many `@agent.tool` functions.
 
