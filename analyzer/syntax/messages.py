@@ -97,13 +97,14 @@ def ast_callee_name(call: ast.Call) -> str:
 
 def class_name(call: cst.Call) -> str:
     """`callee_name` through a generic alias: `Agent[Deps](...)` builds an `Agent`."""
-    func = call.func
-    return callee_name(cst.Call(func.value)) if isinstance(func, cst.Subscript) else callee_name(call)
+    func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def ast_class_name(call: ast.Call) -> str:
     """`class_name` on CPython's tree."""
-    return ast_callee_name(ast.Call(call.func.value)) if isinstance(call.func, ast.Subscript) else ast_callee_name(call)
+    func = call.func.value if isinstance(call.func, ast.Subscript) else call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _dict_get(node: cst.Dict, key: str) -> cst.BaseExpression | None:
