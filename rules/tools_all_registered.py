@@ -35,7 +35,8 @@ class ToolsAllRegistered(ChatRule):
     - `tools=` or `functions=` on OpenAI, Anthropic, LiteLLM and Gemini calls, also through a
       dict of arguments (`api_args["tools"] = TOOLS`, `create(**api_args)`: reported where the
       tools are put in);
-    - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class);
+    - `Agent(tools=...)` (OpenAI Agents, CrewAI, Pydantic AI, any `...Agent` class, also through
+      a generic alias such as `Agent[Context]`);
     - `create_agent`, `create_react_agent`, `create_tool_calling_agent`;
     - a Pydantic AI agent with that many `@agent.tool` functions.
 
@@ -48,7 +49,8 @@ class ToolsAllRegistered(ChatRule):
     location; a list whose size no module shows (`ALL_TOOLS` of an installed package) is not
     flagged. Routes to other agents (`handoff(...)`, an agent run as a tool with
     `AgentTool(agent=...)` or `agent.as_tool()`, a tool function that returns or runs another
-    agent of the module) are counted
+    agent of the module, a class given only for a router to pick a specialist by its name:
+    `if call["name"] == ToBilling.__name__: return "billing"`) are counted
     apart from the work tools: a coordinator whose tools are mostly specialists is not told
     to split them. A list attached twice (`bind_tools(TOOLS)`,
     `ToolNode(TOOLS)`) is one finding. The message counts the tools and, where their schemas
@@ -86,9 +88,11 @@ class ToolsAllRegistered(ChatRule):
     is not flagged when the code shows it is one job's toolkit or part of a split:
 
     - most of its tools (two thirds) act on one object: they drive one module-level browser
-      or database pool (call its methods, pass it on, assign into it), are built on one object
-      (`VisitTool(browser)`, `PageUpTool(browser)`), or work on the run's shared state (a
-      Pydantic AI tool's `ctx.deps.state`); a logger they all write to is no such object;
+      or database pool (call its methods, assign into it, read its parts), are built on one
+      object (`VisitTool(browser)`, `PageUpTool(browser)`), or work on the run's shared state (a
+      Pydantic AI tool's `ctx.deps.state`); a logger they all write to is no such object, nor
+      one they only hand whole to other functions (`find_policy(ctx.deps.db, n)`: the request's
+      database session, which every service function is given);
     - the module gives different written lists of two or more tools to different agents: the
       tools are already split between them.
 
@@ -97,7 +101,8 @@ class ToolsAllRegistered(ChatRule):
     registry, everything a helper returns. The message says how the count was known.
 
     Not flagged: toolsets chosen per request (a lookup, a function, a filtered comprehension,
-    a tool retriever, an MCP toolset with `tool_filter=`) and tool executors.
+    a tool retriever, an MCP toolset with `tool_filter=`; a Pydantic AI `@agent.tool(prepare=...)`
+    or `defer_loading=True` tool, an agent with a `PrepareTools` capability) and tool executors.
 
     ## Why is this bad?
     Every tool's name, description and JSON schema is sent with every request, whether or not

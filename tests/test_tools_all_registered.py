@@ -212,6 +212,10 @@ def _functions(body: str, names: list[str]) -> str:
         ("logger = logging.getLogger(__name__)\n" + _functions("logger.info(x)", ["a", "b", "c", "d", "e"]), True),
         # a constant they all read is no object they act on
         ("LIMIT = 10\n" + _functions("return x[:LIMIT]", ["a", "b", "c", "d", "e"]), True),
+        # handed whole to a function, the driver is not what the tool works on: the function is
+        ("driver = webdriver.Chrome()\n" + _functions("return click(driver, x)", ["a", "b", "c", "d", "e"]), True),
+        # a part of it read for a call is
+        ("driver = webdriver.Chrome()\n" + _functions("return len(driver.tabs)", ["a", "b", "c", "d", "e"]), False),
     ],
 )
 def test_tools_acting_on_one_object_are_a_toolkit(module, reported):
@@ -239,8 +243,20 @@ def test_pydantic_ai_tools_working_on_the_runs_state_are_a_toolkit():
 
     assert findings(module("ctx.deps.state.query = q")) == []
     assert findings(module("ctx.deps.state.items.append(q)")) == []
+    assert findings(module("return len(ctx.deps.state.items)")) == []
     # reading a field of the dependencies is no work on a shared object
     assert len(findings(module("return f'{ctx.deps.customer_id}: {q}'"))) == 1
+    # nor is handing the run's database session to a service function: every service is given it
+    assert len(findings(module("return accounts.find(ctx.deps.db, q)"))) == 1
+    assert len(findings(module("return accounts.find(ctx.deps.db, ctx.deps.user_id)"))) == 1
+    assert findings(module("return ctx.deps.db.execute(q)")) == []  # a session the tools drive themselves
+
+
+@pytest.mark.parametrize("agent", ["Agent", "Agent[Ctx]", "Agent[Ctx, str]", "agents.Agent[Ctx]"])
+def test_a_generic_alias_builds_the_agent(agent):
+    tools = ", ".join(f"t{i}" for i in range(6))
+    [finding] = findings(f"import agents\nfrom agents import Agent\nsupport = {agent}(name='s', tools=[{tools}])\n")
+    assert (finding.span.line, finding.span.col) == (3, len(f"support = {agent}(name='s', ") + 1)
 
 
 @pytest.mark.parametrize(
@@ -760,3 +776,43 @@ def test_every_servers_tools_kept_in_a_session_entry_are_reported_where_attached
 def test_every_servers_tools_kept_in_a_session_entry_and_chosen_are_not_reported(change):
     assert SESSION_KEPT.count(change[0]) == 1
     assert findings(SESSION_KEPT.replace(*change)) == []
+
+
+@pytest.mark.parametrize(
+    "branch, reported",
+    [
+        ('return "specialist"', False),  # the class's name picks the next node: a route
+        ("return Send('specialist', call['args'])", True),  # a Send gives a node the arguments: work
+        ("results.append(run(call['args']))", True),  # the call is executed by hand: a work tool
+    ],
+)
+def test_schemas_a_router_picks_a_specialist_by_are_routes(branch, reported):
+    schemas = "".join(f"class To{i}(BaseModel):\n    request: str\n" for i in range(5))
+    code = (
+        schemas
+        + "llm = ChatOpenAI(model='gpt-4o').bind_tools([lookup, To0, To1, To2, To3, To4])\n"
+        + "def route(state):\n    results = []\n    for call in state['messages'][-1].tool_calls:\n"
+        + "".join(f"        if call['name'] == To{i}.__name__:\n            {branch}\n" for i in range(5))
+        + "    return results\n"
+    )
+    assert len(findings(code)) == reported
+
+
+@pytest.mark.parametrize(
+    "agent, decorator, reported",
+    [
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain", 1),
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(prepare=only_admins)", 0),  # left out of a step by its prepare
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(defer_loading=True)", 0),  # hidden until tool search finds it
+        ("Agent('openai:gpt-4o')", "@kb.tool_plain(prepare=None, defer_loading=False)", 1),
+        ("Agent('openai:gpt-4o', capabilities=[PrepareTools(for_step)])", "@kb.tool_plain", 0),
+        ("Agent('openai:gpt-4o', capabilities=[ProcessHistory(trim)])", "@kb.tool_plain", 1),
+    ],
+)
+def test_pydantic_ai_tools_chosen_for_each_step(agent, decorator, reported):
+    code = f"from pydantic_ai import Agent\nkb = {agent}\n" + "".join(
+        f"{decorator}\ndef t{i}(q: str) -> str:\n    return q\n" for i in range(6)
+    )
+    assert len(findings(code)) == reported
+    listed = f"from pydantic_ai import Agent\nkb = {agent[:-1]}, tools=[t0, t1, t2, t3, t4, t5])\n"
+    assert len(findings(listed)) == (0 if "PrepareTools" in agent else 1)

@@ -107,28 +107,31 @@ def _built(statements, among: set[str] | None) -> set[str]:
 
 
 def acts_on(function: cst.FunctionDef, context: tuple[str, ...] = ()) -> set[str]:
-    """The objects a tool function works on: the roots of what it calls methods on, passes to a
-    call or assigns into; a parameter's `context` attribute (`ctx.deps.state`, Pydantic AI's run
-    dependencies) counts as the object below it."""
+    """The objects a tool function works on: the roots of what it calls methods on, assigns
+    into or reads a part of for a call (`len(browser.tabs)`); a parameter's `context` attribute
+    (`ctx.deps.state`, Pydantic AI's run dependencies) counts as the object below it. An object
+    handed whole to a function (`list_accounts(ctx.deps.db)`, `click(driver, x)`) is not: the
+    work is in that function, and a database session every service function is given ties no
+    tools to one job."""
     params = {p.name.value for p in function.params.params}
     found = set()
     for node in _nodes(function.body):
         if isinstance(node, cst.Call):
-            used = [node.func.value] if isinstance(node.func, cst.Attribute) else []
-            used += [a.value for a in node.args]
+            used = [(node.func.value, 0)] if isinstance(node.func, cst.Attribute) else []
+            used += [(a.value, 1) for a in node.args]  # an argument: a part of the object, not the whole
         elif isinstance(node, (cst.Assign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            used = [t.value for t in targets if isinstance(t, (cst.Attribute, cst.Subscript))]
+            used = [(t.value, 0) for t in targets if isinstance(t, (cst.Attribute, cst.Subscript))]
         else:
             continue
-        for expr in used:
+        for expr, below in used:
             parts = _root(expr)
             if not parts:
                 continue
             if parts[0] in params:
-                if len(parts) > 2 and parts[1] in context:
+                if len(parts) > 2 + below and parts[1] in context:
                     found.add(".".join(parts[1:3]))
-            else:
+            elif len(parts) > below:
                 found.add(parts[0])
     return found
 

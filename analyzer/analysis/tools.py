@@ -36,7 +36,7 @@ from chatbound.analysis.project.imports import imports_of
 from chatbound.analysis.toollists import ROUTE_CALLS
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.frameworks import Server
-from chatbound.syntax.messages import ast_callee_name, callee_name, role_of, string
+from chatbound.syntax.messages import ast_callee_name, ast_class_name, callee_name, class_name, role_of, string
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import read_data_file, text_of
 from chatbound.syntax.values import bound_expression, grown_from
@@ -67,7 +67,7 @@ TOOL_TAKERS = {
 MODEL_CALLS = ("create", "acreate", "parse", "stream")  # with messages=/input=/model=
 TOOL_DECORATORS = ("tool", "function_tool")
 AGENT_RUNS = ("run", "run_sync", "run_stream", "invoke", "ainvoke")  # an agent run on a tool's brief
-AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool
+AGENT_TOOL_DECORATORS = ("tool", "tool_plain")  # Pydantic AI: @agent.tool (pydantic-ai-slim 2.68.0 agent/__init__.py)
 WRITTEN = "the list, which names each tool"  # a hand-picked set: the only kind a toolkit or a split excuses
 JOINED = "tool lists joined together"
 # what the frameworks add: their own keywords for tools (the Agents SDK's mcp_servers=), for the
@@ -90,7 +90,7 @@ def _may_bind_tools(node: ast.AST) -> bool:
     """A call `_tools_arguments` reads a tools argument of, or a function registered as an
     agent's tool (`@agent.tool`), on CPython's tree."""
     if type(node) is ast.Call:
-        name, keywords = ast_callee_name(node), {k.arg for k in node.keywords}
+        name, keywords = ast_class_name(node), {k.arg for k in node.keywords}
         if not takes_tools(name, keywords):
             return False
         index = TOOL_TAKERS.get(name)
@@ -206,13 +206,14 @@ class ToolFacts:
                 isinstance(target, cst.Attribute)
                 and target.attr.value in AGENT_TOOL_DECORATORS
                 and isinstance(target.value, cst.Name)
+                and not _chosen(decorator.decorator)
             ):
                 self.agent_tools.setdefault(target.value.value, []).append(node)
                 self.agent_names.setdefault(target.value.value, target.value)
 
     def collect_call(self, node: cst.Call) -> None:
         self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
-        if takes_tools(callee_name(node), ("model",)) and any(
+        if takes_tools(class_name(node), ("model",)) and any(
             a.star == "**" and isinstance(a.value, cst.Name) for a in node.args
         ):
             self.spread.append(node)
@@ -235,7 +236,7 @@ class ToolFacts:
                 ):
                     entries[key.evaluated_value] = (node, node.value)
         keywords = {a.keyword.value for a in call.args if a.keyword is not None} | entries.keys()
-        if not takes_tools(callee_name(call), keywords):
+        if not takes_tools(class_name(call), keywords):
             return []
         return [(call, *entries[k]) for k in (*TOOL_KEYWORDS, *frameworks.TOOL_KEYWORDS) if k in entries]
 
@@ -252,7 +253,7 @@ class ToolFacts:
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
         """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
         tools beside it (`mcp_servers=`)."""
-        name = callee_name(call)
+        name = class_name(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         if not takes_tools(name, keywords):
             return []
@@ -442,6 +443,8 @@ class ToolFacts:
         toolkit, a split between agents) is left out."""
         attached = []  # (where to report, tools, work tools, call, routes, the list's identity)
         for call, argument, value in [*self.arguments, *(e for c in self.spread for e in self._spread_tools(c))]:
+            if frameworks.chooses_tools(call):
+                continue  # the agent chooses its tools for each step
             self.attaching = call
             tools = self._tools(value)
             if tools is None or tools.elements is None:
@@ -459,7 +462,11 @@ class ToolFacts:
             attached.append((argument, tools, count, call, routes, key))
         for agent, functions in self.agent_tools.items():
             bound = bound_expression(self.rule, self.agent_names[agent])
-            if isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent"):
+            if (
+                isinstance(bound, cst.Call)
+                and class_name(bound).endswith("Agent")
+                and not frameworks.chooses_tools(bound)
+            ):
                 routes = sum(self._delegates(f) for f in functions)
                 tools = Tools(list(f.name for f in functions), how=f"every `@{agent}.tool` function")
                 attached.append((bound, tools, len(functions) - routes, bound, routes, id(bound)))
@@ -697,14 +704,27 @@ class ToolFacts:
         """A handoff to another agent, not a work tool: an SDK `handoff(...)` /
         `create_handoff_tool(...)`, an agent run as a tool (`AgentTool(agent=...)`,
         `agent.as_tool(...)`), or a function of the module that returns an agent
-        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern) or runs one."""
+        (`def transfer_to_sales(): return sales_agent`, the Swarm pattern) or runs one, or a class
+        whose name a router of the module compares with the tool call's to pick a specialist
+        (`ToBilling`)."""
         if isinstance(element, cst.Call):
             return callee_name(element) in ROUTE_CALLS
         function = self.functions.get(element.value) if isinstance(element, cst.Name) else None
         if function is None:
-            return False
+            return isinstance(element, cst.Name) and element.value in self._route_schemas
         returns = [n.value for n in walk(function.body) if isinstance(n, cst.Return) and n.value is not None]
         return (bool(returns) and all(self._is_agent(r) for r in returns)) or self._delegates(function)
+
+    @functools.cached_property
+    def _route_schemas(self) -> set[str]:
+        """The classes given as tools only for a router to pick a specialist by (`chatbound.frameworks`)."""
+        code = self.context.module.code
+        if "__name__" not in code or "tool_calls" not in code:
+            return set()  # no router compares a tool call's name with a class's
+        try:
+            return frameworks.route_schemas(ast.parse(code))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return set()  # grammar LibCST reads and this interpreter does not
 
     def _delegates(self, function: cst.FunctionDef) -> bool:
         """A tool that runs another agent of the module on its brief (`await billing_agent.run(query)`):
@@ -720,7 +740,7 @@ class ToolFacts:
 
     def _is_agent(self, value: cst.BaseExpression) -> bool:
         bound = bound_expression(self.rule, value) if isinstance(value, cst.Name) else value
-        return isinstance(bound, cst.Call) and callee_name(bound).endswith("Agent")
+        return isinstance(bound, cst.Call) and class_name(bound).endswith("Agent")
 
     # --- schema tokens, where the schemas can be read --------------------------------
 
@@ -777,6 +797,16 @@ class ToolFacts:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 return None
         return None
+
+
+def _chosen(decorator: cst.BaseExpression) -> bool:
+    """`@agent.tool(prepare=fn)`: a tool the run may leave out of a step (`chatbound.frameworks`)."""
+    return isinstance(decorator, cst.Call) and any(
+        a.keyword is not None
+        and a.keyword.value in frameworks.TOOL_CHOICES
+        and not (isinstance(a.value, cst.Name) and a.value.value in ("None", "False"))
+        for a in decorator.args
+    )
 
 
 def _system_contents(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -29,6 +29,12 @@ facts ask these modules. Each module declares, in the words the facts already sp
   reach a model there.
 - `TOOL_CONTEXT`: attributes of a tool's context parameter that hold one object every tool of
   the agent is given (Pydantic AI's `ctx.deps`): tools acting on it are one toolkit.
+- `TOOL_CHOICES` / `chooses_tools(call)`: keywords of a tool decorator that let a run leave the
+  tool out of a step (Pydantic AI's `prepare=`), and whether an agent call chooses its tools
+  for each step (`capabilities=[PrepareTools(fn)]`): such tools are not all sent every time.
+- `route_schemas(tree)`: the names of the classes given to a model as tools only for a router to
+  pick the next agent by (LangGraph: a conditional edge comparing the tool call's name with
+  `ToBilling.__name__`), counted as routes, not work tools.
 - `TOOL_KEYWORDS` / `TOOL_TRIGGERS`: keywords that attach tools beside `tools=` (the Agents
   SDK's `mcp_servers=`); `server_tools(imports, call)` / `toolset(imports, call)`: how a call
   returning every tool of a server, or a toolset offering all of them unfiltered, reads in
@@ -46,6 +52,8 @@ new module, listed in `MODULES`.
 """
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
@@ -110,9 +118,11 @@ __all__ = [
     "PROMPT_TRIGGERS",
     "SERVER_TOOL_CALLS",
     "SERVER_TOOLS_ADVICE",
+    "TOOL_CHOICES",
     "TOOL_CONTEXT",
     "TOOL_KEYWORDS",
     "TOOL_TRIGGERS",
+    "chooses_tools",
     "collect",
     "CONVERSATION_KEYWORDS",
     "CONVERSATION_KEY_NAMES",
@@ -133,6 +143,7 @@ __all__ = [
     "storage",
     "system_config",
     "system_parts",
+    "route_schemas",
     "tool_results",
     "toolset",
     "trims_chat",
@@ -154,6 +165,7 @@ TOOL_KEYWORDS = tuple(keyword for keywords in _declared("TOOL_KEYWORDS") for key
 SERVER_TOOL_CALLS = frozenset(name for names in _declared("SERVER_TOOLS") for name in names)  # callee names
 TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pattern in patterns)
 TOOL_CONTEXT = tuple(name for names in _declared("TOOL_CONTEXT") for name in names)
+TOOL_CHOICES = tuple(name for names in _declared("TOOL_CHOICES") for name in names)
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
@@ -168,6 +180,7 @@ _INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
 _KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
 CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
 CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
+_ROUTE_SCHEMAS, _CHOOSES_TOOLS = _declared("route_schemas"), _declared("chooses_tools")
 
 
 def _first(functions, *args):
@@ -224,6 +237,14 @@ def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:
 def server_tools(imports: set[str], call: cst.Call) -> str | None:
     """How a call that returns every tool of a server reads in a message, or None."""
     return _first(_SERVER_TOOLS, imports, call)
+
+
+def chooses_tools(call: cst.Call) -> bool:
+    return any(function(call) for function in _CHOOSES_TOOLS)
+
+
+def route_schemas(tree: ast.Module) -> set[str]:
+    return set().union(*(function(tree) for function in _ROUTE_SCHEMAS))
 
 
 def toolset(imports: set[str], call: cst.Call) -> str | None:

@@ -47,6 +47,12 @@ REPLAYS = frozenset({"all_messages"})
 # A tool's `ctx.deps`: the run's dependencies, one object every tool of the agent is given
 # (pydantic-ai-slim 1.0.0 and 2.68.0 _run_context.py `RunContext.deps`); tools all acting on it are one toolkit
 TOOL_CONTEXT = ("deps",)
+# Tools a run chooses per step (pydantic-ai-slim 2.68.0): an `@agent.tool(prepare=fn)` /
+# `tool_plain(prepare=fn)` whose prepare returns None is left out of that step's request (tools.py
+# `ToolPrepareFunc`), one with `defer_loading=True` is hidden until tool search reveals it
+# (agent/__init__.py `Agent.tool`); `Agent(capabilities=[PrepareTools(fn)])` filters the definitions of
+# all of an agent's tools for each step (capabilities/prepare_tools.py).
+TOOL_CHOICES = ("prepare", "defer_loading")
 ADVICE = {
     "pydantic_ai": f"Send a bounded view: `message_history=bounded_view(history, last_turns={WINDOW_TURNS})` "
     "(`from chatbound.compaction import bounded_view`; it keeps the first request, which holds the system prompt), "
@@ -70,18 +76,24 @@ def collect(facts) -> None:
             facts.history(storage).trims.extend(processors)
 
 
+def chooses_tools(call: cst.Call) -> bool:
+    """`Agent(capabilities=[PrepareTools(fn)])`: the agent's tools are chosen for each step."""
+    return _capability(call, "PrepareTools")
+
+
 def _processes_history(call: cst.Call) -> bool:
     """`Agent(history_processors=[...])` (1.x) or `Agent(capabilities=[ProcessHistory(...)])` (1.x, 2.x)."""
     if keyword(call, "history_processors") is not None:
         return True
+    return _capability(call, "ProcessHistory")
+
+
+def _capability(call: cst.Call, name: str) -> bool:
     capabilities = keyword(call, "capabilities")
     return (
         capabilities is not None
         and isinstance(capabilities.value, (cst.List, cst.Tuple))
-        and any(
-            isinstance(e.value, cst.Call) and callee_name(e.value) == "ProcessHistory"
-            for e in capabilities.value.elements
-        )
+        and any(isinstance(e.value, cst.Call) and callee_name(e.value) == name for e in capabilities.value.elements)
     )
 
 

@@ -95,6 +95,18 @@ def ast_callee_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def class_name(call: cst.Call) -> str:
+    """`callee_name` through a generic alias: `Agent[Deps](...)` builds an `Agent`."""
+    func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def ast_class_name(call: ast.Call) -> str:
+    """`class_name` on CPython's tree."""
+    func = call.func.value if isinstance(call.func, ast.Subscript) else call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _dict_get(node: cst.Dict, key: str) -> cst.BaseExpression | None:
     for element in node.elements:
         if isinstance(element, cst.DictElement) and string(element.key) == key:

@@ -72,6 +72,7 @@ from chatbound.frameworks.langgraph.supervisors import (
     ROUTED_ADVICE,
     exports,
     handoffs,
+    route_schemas,
 )
 from chatbound.frameworks.langgraph.threads import THREAD_KEYS as CONVERSATION_KEY_NAMES
 from chatbound.frameworks.langgraph.threads import conversation_key
@@ -129,4 +130,5 @@ __all__ = [
     # threads
     "CONVERSATION_KEY_NAMES",
     "conversation_key",
+    "route_schemas",
 ]

@@ -345,6 +345,35 @@ def _ast_routed(function: ast.AST) -> list[ast.expr]:
     """The values returned where `if call["name"] == ToBilling.__name__: return "billing"` picks a
     node by the name of a tool call read from a message's `tool_calls` (a returned `Send(...)`,
     which gives the node only its arg, is not a node's name)."""
+    return [value for node in _ast_routing_ifs(function) for value in _ast_node_returns(node)]
+
+
+def route_schemas(tree: ast.Module) -> set[str]:
+    """The classes whose name a router compares with a tool call's to pick the next node
+    (`if call["name"] == ToBilling.__name__: return "billing"`): schemas given to the model
+    only to choose a specialist, routes rather than work tools."""
+    return {
+        n.value.id
+        for function in ast.walk(tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in _ast_routing_ifs(function)
+        if _ast_node_returns(node)
+        for n in ast.walk(node.test)
+        if isinstance(n, ast.Attribute) and n.attr == "__name__" and isinstance(n.value, ast.Name)
+    }
+
+
+def _ast_node_returns(node: ast.If) -> list[ast.expr]:
+    """What the branch returns as the next node's name (not a `Send(...)` or a list of them)."""
+    return [
+        s.value
+        for s in node.body
+        if isinstance(s, ast.Return) and s.value is not None and not isinstance(s.value, (ast.Call, ast.List))
+    ]
+
+
+def _ast_routing_ifs(function: ast.AST) -> list[ast.If]:
+    """The `if`s of a function that test the name of a tool call read from a message's `tool_calls`."""
     reads = {
         target.id
         for node in ast.walk(function)
@@ -354,7 +383,7 @@ def _ast_routed(function: ast.AST) -> list[ast.expr]:
         if isinstance(target, ast.Name)
     }
     return [
-        s.value
+        node
         for node in ast.walk(function)
         if isinstance(node, ast.If)
         and any(
@@ -369,8 +398,6 @@ def _ast_routed(function: ast.AST) -> list[ast.expr]:
             )
             for c in ast.walk(node.test)
         )
-        for s in node.body
-        if isinstance(s, ast.Return) and s.value is not None and not isinstance(s.value, (ast.Call, ast.List))
     ]
 
 
