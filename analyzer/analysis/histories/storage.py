@@ -67,6 +67,9 @@ class StorageFacts:
             read = self.store_read(expr)  # a database read whole (chatbound.analysis.histories.stores)
             if read is not None:
                 return read
+        if isinstance(expr, cst.BooleanOperation):  # `cl.user_session.get("h") or []`: the entry, or a first list
+            fresh = isinstance(expr.operator, cst.Or) and self._is_fresh_list(expr.right)
+            return self.storage_of(expr.left, seen) if fresh else None
         if isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
             kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state, a thread)
             if kept is not None:
