@@ -56,6 +56,7 @@ from chatbound.frameworks import (
     chainlit,
     chat_memories,
     crewai,
+    langchain_chains,
     langgraph,
     llama_index,
     mcp,
@@ -81,6 +82,7 @@ MODULES = (
     smolagents,
     pydantic_ai,
     llama_index,
+    langchain_chains,
 )
 __all__ = [
     "ADVICE",
