@@ -373,7 +373,7 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
     )
 
 
-def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.Assign] | None) -> Fix | None:
+def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.Assign | cst.Call] | None) -> Fix | None:
     """`Runner.run(agent, items)` -> `Runner.run(agent, bounded_view(items, last_turns=10))`, and the
     store `h = r.to_input_list()` -> `h = items + r.to_input_list()[len(r.input):]`:
     `to_input_list()` is the input that was sent (`r.input`) followed by the run's new items.
@@ -392,7 +392,7 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
         or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")
     ):
         return None
-    if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
+    if sent != history and not _is_list_name(module, wrapper, finding.span, sent, history):
         return None  # bounded_view takes a list; the first input may be a string
     if not stores:
         return None
@@ -413,8 +413,9 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
     return fix and replace(fix, edits=(*fix.edits, *edits))
 
 
-def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str) -> bool:
-    """``name`` is set, in the function holding ``span``, only to list literals or `x + [...]`."""
+def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str, history: str) -> bool:
+    """``name`` is set, in the function holding ``span``, only to list literals, `x + [...]` or
+    the store's entry read back (`session.get(key) or []`)."""
     function = innermost(wrapper, span, cst.FunctionDef)
     if function is None or not name.isidentifier():
         return False
@@ -426,8 +427,25 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     ]
     return bool(values) and all(
         isinstance(v, cst.List)
+        or _reads_store(module, v, history)
         or isinstance(v, cst.BinaryOperation)
         and isinstance(v.operator, cst.Add)
         and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List))
         for v in values
+    )
+
+
+def _reads_store(module: cst.Module, value: cst.BaseExpression, history: str) -> bool:
+    """`session.get("items") or []`, where `session["items"]` is the store the replay is kept in:
+    the list kept last turn, or a first empty one."""
+    if not (isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or)):
+        return False
+    read, default = value.left, value.right
+    return (
+        isinstance(default, cst.List)
+        and isinstance(read, cst.Call)
+        and isinstance(read.func, cst.Attribute)
+        and read.func.attr.value == "get"
+        and len(read.args) == 1
+        and f"{module.code_for_node(read.func.value)}[{module.code_for_node(read.args[0].value)}]" == history
     )

@@ -62,7 +62,9 @@ class ModuleTree:
         for node in self.nodes.assigns:
             for target in node.targets if isinstance(node, cst.Assign) else [node]:
                 held = target.target
-                if not (isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self"):
+                if not (
+                    isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self"
+                ):
                     continue
                 value = node.value
                 bound = self.nodes.bindings.get(value.value, ()) if isinstance(value, cst.Name) else ()

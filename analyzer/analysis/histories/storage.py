@@ -280,7 +280,9 @@ class StorageFacts:
         the one the entry holds). Only a read of the entry is followed, not a call's result."""
         where = self.order(name)
         targets = [
-            a.node for a in scope[name.value] if isinstance(getattr(a, "node", None), cst.Name) and self.order(a.node) < where
+            a.node
+            for a in scope[name.value]
+            if isinstance(getattr(a, "node", None), cst.Name) and self.order(a.node) < where
         ]
         if not targets:
             return None
