@@ -435,7 +435,7 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     )
 
 
-def _reads_store(module: cst.Module, value: cst.BaseExpression, history: str) -> bool:
+def _reads_store(module: cst.Module, value: cst.BaseExpression | None, history: str) -> bool:
     """`session.get("items") or []`, where `session["items"]` is the store the replay is kept in:
     the list kept last turn, or a first empty one."""
     if not (isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or)):
