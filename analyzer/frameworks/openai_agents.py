@@ -8,7 +8,10 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   back (memory/session_settings.py: `limit=None` retrieves all). A compaction session
   wrapping it (`OpenAIResponsesCompactionSession`) bounds it.
 - `result.to_input_list()` fed back as the next input is a list the caller replays whole
-  (the generic analysis follows it; the fix below bounds it).
+  (the generic analysis follows it: kept in a name, a dict entry, a session's entry through
+  `cl.user_session.set(key, ...)`, or a record's field, `store[uid] = Thread(items=...)`; cut
+  with `[-N:]` before it is kept, it is bounded). The fix below bounds the send and keeps the
+  whole thread.
 - Handoffs: a bare agent in `Agent(handoffs=[...])`, or in `agent.handoffs = [...]` /
   `.handoffs.append(...)` / `.extend([...])` (the SDK reads the attribute at run time), becomes
   `handoff(agent)` with no `input_filter` (run_internal/turn_preparation.py `get_handoffs`), and
@@ -60,7 +63,9 @@ from chatbound.vocabulary.sinks import keyword
 
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
-REPLAYS = frozenset({"to_input_list"})  # the input that was sent, then the run's new items (result.py)
+# the input that was sent, then the run's new items: openai-agents 0.24.0 result.py `to_input_list` returns
+# `original_items + replay_items`, so `h = run(h + [m]).to_input_list()` grows `h` as an append would
+REPLAYS = frozenset({"to_input_list"})
 WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, reply
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
@@ -394,6 +399,8 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
         return None
     if sent != history and not _is_list_name(module, wrapper, finding.span, sent, history):
         return None  # bounded_view takes a list; the first input may be a string
+    if stores is None:
+        stores = _kept_replays(wrapper, finding.span, call)
     if not stores:
         return None
     fix = replace_span(
@@ -411,6 +418,41 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
         store_edit(module, wrapper, store, f"{sent} + {{r}}.to_input_list()[len({{r}}.input):]") for store in stores
     ]
     return fix and replace(fix, edits=(*fix.edits, *edits))
+
+
+def _kept_replays(wrapper: MetadataWrapper, span: Span, run: cst.Call) -> list[cst.Assign | cst.Call] | None:
+    """`kept = result.to_input_list()` in the function of the run, `result` being the run's result,
+    when every replay of that result there is such a local (which a record then keeps:
+    `store[uid] = Thread(items=kept)`); None otherwise."""
+    function = innermost(wrapper, span, cst.FunctionDef)
+    if function is None:
+        return None
+    nodes = list(walk_down(function))
+    results = {
+        node.targets[0].target.value if isinstance(node, cst.Assign) else node.target.value
+        for node in nodes
+        if isinstance(node, (cst.Assign, cst.AnnAssign))
+        and (node.value is run or isinstance(node.value, cst.Await) and node.value.expression is run)
+        and isinstance(node.targets[0].target if isinstance(node, cst.Assign) else node.target, cst.Name)
+    }
+    replays = [
+        node
+        for node in nodes
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "to_input_list"
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in results
+    ]
+    kept: list[cst.Assign | cst.Call] = [
+        node
+        for node in nodes
+        if isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+        and any(node.value is replay and not replay.args for replay in replays)
+    ]
+    return kept if replays and len(kept) == len(replays) else None
 
 
 def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str, history: str) -> bool:

@@ -287,6 +287,7 @@ class GrowthFacts:
             storage = self._target_storage(target, value)
             if storage is None:
                 continue
+            self._grow_record_fields(storage, value, node)
             history = self.history(storage)
             uses = [u for u in self.whole_history_in(value) if u.storage.key == storage.key]
             views = [n for k, n in self.bounded_views_in(value) if k == storage.key]
@@ -319,6 +320,17 @@ class GrowthFacts:
                 if self._under_size_test(node, target) and not uses:
                     history.trims.append(node)
                 history.definitions.append(node)
+
+    def _grow_record_fields(self, storage: Storage, value: cst.CSTNode, node: cst.CSTNode) -> None:
+        """`store[uid] = Conversation(history=result.to_input_list(), ...)` (or a local bound to the
+        record) regrows `store[uid].history`: the field keeps a run's replay."""
+        record = self._built(value) if isinstance(value, cst.Name) else value
+        if not isinstance(record, cst.Call) or not callee_name(record)[:1].isupper():
+            return
+        for arg in record.args:
+            held = self.assignment_before(arg.value) if isinstance(arg.value, cst.Name) else arg.value
+            if arg.keyword is not None and isinstance(held, cst.Call) and callee_name(held) in frameworks.REPLAYS:
+                self._grow(Storage(f"{storage.key}.{arg.keyword.value}", storage.kind, storage.label), node)
 
     def _collect_session_set(self, call: cst.Call) -> None:
         """`cl.user_session.set("h", value)` is `h = value` on the session's entry: a replay
