@@ -428,12 +428,15 @@ def _kept_replays(wrapper: MetadataWrapper, span: Span, run: cst.Call) -> list[c
     if function is None:
         return None
     nodes = list(walk_down(function))
-    results = {
-        node.targets[0].target.value if isinstance(node, cst.Assign) else node.target.value
+    targets = [
+        (node.targets[0].target if isinstance(node, cst.Assign) else node.target, node.value)
         for node in nodes
         if isinstance(node, (cst.Assign, cst.AnnAssign))
-        and (node.value is run or isinstance(node.value, cst.Await) and node.value.expression is run)
-        and isinstance(node.targets[0].target if isinstance(node, cst.Assign) else node.target, cst.Name)
+    ]
+    results = {
+        target.value
+        for target, value in targets
+        if isinstance(target, cst.Name) and (value is run or isinstance(value, cst.Await) and value.expression is run)
     }
     replays = [
         node
