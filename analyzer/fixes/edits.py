@@ -197,30 +197,54 @@ def arg_at(wrapper: MetadataWrapper, span: Span) -> tuple[cst.Call, cst.Arg] | N
     return None
 
 
-def stores_of(module: cst.Module, wrapper: MetadataWrapper, history: str, method: str) -> list[cst.Assign] | None:
-    """Every `history = r.method()` (no arguments) in the module; None when ``method`` is called
-    anywhere else (`list(r.method())`, `h.extend(r.method())`: forms this edit does not know)."""
-    assigns = [
+def stores_of(
+    module: cst.Module, wrapper: MetadataWrapper, history: str, method: str
+) -> list[cst.Assign | cst.Call] | None:
+    """Every `history = r.method()` (no arguments) in the module, and every `store.set(key,
+    r.method())` where `history` is `store[key]` (a session's entry, `cl.user_session.set`); None
+    when ``method`` is called anywhere else (`list(r.method())`, `h.extend(r.method())`: forms
+    this edit does not know)."""
+    stores: list[cst.Assign | cst.Call] = [
         node
         for node in module_index(module).assigns
         if isinstance(node, cst.Assign)
         and len(node.targets) == 1
         and " ".join(module.code_for_node(node.targets[0].target).split()) == history
-        and isinstance(node.value, cst.Call)
-        and isinstance(node.value.func, cst.Attribute)
-        and node.value.func.attr.value == method
-        and not node.value.args
+        and _called(node.value, method)
     ]
-    known = {id(node.value) for node in assigns}
+    stores += [
+        node
+        for node in module_index(module).calls_by_callee.get("set", ())
+        if isinstance(node.func, cst.Attribute)
+        and len(node.args) == 2
+        and f"{module.code_for_node(node.func.value)}[{module.code_for_node(node.args[0].value)}]" == history
+        and _called(node.args[1].value, method)
+    ]
+    known = {id(_stored(node)) for node in stores}
     calls = [
         node
         for node in wrapper.resolve(PositionProvider)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
     ]
-    return assigns if all(id(call) in known for call in calls) else None
+    return stores if all(id(call) in known for call in calls) else None
 
 
-def store_edit(module: cst.Module, wrapper: MetadataWrapper, store: cst.Assign, text: str) -> Edit:
-    """Replace the value of ``store`` by ``text``, where ``{r}`` is the receiver of its call."""
-    receiver = module.code_for_node(store.value.func.value)
-    return Edit(span_of(wrapper, store.value), text.format(r=receiver))
+def _called(value: cst.BaseExpression, method: str) -> bool:
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == method
+        and not value.args
+    )
+
+
+def _stored(store: cst.Assign | cst.Call) -> cst.BaseExpression:
+    return store.value if isinstance(store, cst.Assign) else store.args[1].value
+
+
+def store_edit(module: cst.Module, wrapper: MetadataWrapper, store: cst.Assign | cst.Call, text: str) -> Edit:
+    """Replace the value ``store`` keeps by ``text``, where ``{r}`` is the receiver of its call."""
+    value = _stored(store)
+    assert isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+    receiver = module.code_for_node(value.func.value)
+    return Edit(span_of(wrapper, value), text.format(r=receiver))

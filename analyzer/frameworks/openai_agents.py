@@ -8,7 +8,10 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   back (memory/session_settings.py: `limit=None` retrieves all). A compaction session
   wrapping it (`OpenAIResponsesCompactionSession`) bounds it.
 - `result.to_input_list()` fed back as the next input is a list the caller replays whole
-  (the generic analysis follows it; the fix below bounds it).
+  (the generic analysis follows it: kept in a name, a dict entry, a session's entry through
+  `cl.user_session.set(key, ...)`, or a record's field, `store[uid] = Thread(items=...)`; cut
+  with `[-N:]` before it is kept, it is bounded). The fix below bounds the send and keeps the
+  whole thread.
 - Handoffs: a bare agent in `Agent(handoffs=[...])`, or in `agent.handoffs = [...]` /
   `.handoffs.append(...)` / `.extend([...])` (the SDK reads the attribute at run time), becomes
   `handoff(agent)` with no `input_filter` (run_internal/turn_preparation.py `get_handoffs`), and
@@ -62,7 +65,9 @@ from chatbound.vocabulary.sinks import keyword
 
 HANDOFF_TRIGGERS = (re.compile(rb"\bhandoffs\s*=\s*\["),)
 HANDOFF_CALLS = frozenset({"handoff", "Agent"})
-REPLAYS = frozenset({"to_input_list"})  # the input that was sent, then the run's new items (result.py)
+# the input that was sent, then the run's new items: openai-agents 0.24.0 result.py `to_input_list` returns
+# `original_items + replay_items`, so `h = run(h + [m]).to_input_list()` grows `h` as an append would
+REPLAYS = frozenset({"to_input_list"})
 WINDOW_ITEMS = 40  # items: about 10 turns of user, tool call, tool output, reply
 SESSIONS = {"SQLiteSession", "AsyncSQLiteSession", "AdvancedSQLiteSession", "SQLAlchemySession", "RedisSession"}
 AGENT_RUNS = ("run", "run_sync", "run_streamed")
@@ -375,7 +380,7 @@ def _session_limit(finding: Finding, module, wrapper, lines) -> Fix | None:
     )
 
 
-def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.Assign] | None) -> Fix | None:
+def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.Assign | cst.Call] | None) -> Fix | None:
     """`Runner.run(agent, items)` -> `Runner.run(agent, bounded_view(items, last_turns=10))`, and the
     store `h = r.to_input_list()` -> `h = items + r.to_input_list()[len(r.input):]`:
     `to_input_list()` is the input that was sent (`r.input`) followed by the run's new items.
@@ -394,8 +399,10 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
         or not (arg.keyword is None and position == 1 or arg.keyword is not None and arg.keyword.value == "input")
     ):
         return None
-    if sent != history and not _is_list_name(module, wrapper, finding.span, sent):
+    if sent != history and not _is_list_name(module, wrapper, finding.span, sent, history):
         return None  # bounded_view takes a list; the first input may be a string
+    if stores is None:
+        stores = _kept_replays(wrapper, finding.span, call)
     if not stores:
         return None
     fix = replace_span(
@@ -415,8 +422,47 @@ def _replayed_input(finding: Finding, module, wrapper, lines, stores: list[cst.A
     return fix and replace(fix, edits=(*fix.edits, *edits))
 
 
-def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str) -> bool:
-    """``name`` is set, in the function holding ``span``, only to list literals or `x + [...]`."""
+def _kept_replays(wrapper: MetadataWrapper, span: Span, run: cst.Call) -> list[cst.Assign | cst.Call] | None:
+    """`kept = result.to_input_list()` in the function of the run, `result` being the run's result,
+    when every replay of that result there is such a local (which a record then keeps:
+    `store[uid] = Thread(items=kept)`); None otherwise."""
+    function = innermost(wrapper, span, cst.FunctionDef)
+    if function is None:
+        return None
+    nodes = list(walk_down(function))
+    targets = [
+        (node.targets[0].target if isinstance(node, cst.Assign) else node.target, node.value)
+        for node in nodes
+        if isinstance(node, (cst.Assign, cst.AnnAssign))
+    ]
+    results = {
+        target.value
+        for target, value in targets
+        if isinstance(target, cst.Name) and (value is run or isinstance(value, cst.Await) and value.expression is run)
+    }
+    replays = [
+        node
+        for node in nodes
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "to_input_list"
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in results
+    ]
+    kept: list[cst.Assign | cst.Call] = [
+        node
+        for node in nodes
+        if isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+        and any(node.value is replay and not replay.args for replay in replays)
+    ]
+    return kept if replays and len(kept) == len(replays) else None
+
+
+def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name: str, history: str) -> bool:
+    """``name`` is set, in the function holding ``span``, only to list literals, `x + [...]` or
+    the store's entry read back (`session.get(key) or []`)."""
     function = innermost(wrapper, span, cst.FunctionDef)
     if function is None or not name.isidentifier():
         return False
@@ -428,6 +474,7 @@ def _is_list_name(module: cst.Module, wrapper: MetadataWrapper, span: Span, name
     ]
     return bool(values) and all(
         isinstance(v, cst.List)
+        or _reads_store(module, v, history)
         or isinstance(v, cst.BinaryOperation)
         and isinstance(v.operator, cst.Add)
         and (isinstance(v.left, cst.List) or isinstance(v.right, cst.List))
@@ -466,3 +513,19 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     if in_memory and facts.function_of(value) is not None:
         return None  # made for this run and gone with it
     return key.value if key is not None else None
+
+
+def _reads_store(module: cst.Module, value: cst.BaseExpression | None, history: str) -> bool:
+    """`session.get("items") or []`, where `session["items"]` is the store the replay is kept in:
+    the list kept last turn, or a first empty one."""
+    if not (isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or)):
+        return False
+    read, default = value.left, value.right
+    return (
+        isinstance(default, cst.List)
+        and isinstance(read, cst.Call)
+        and isinstance(read.func, cst.Attribute)
+        and read.func.attr.value == "get"
+        and len(read.args) == 1
+        and f"{module.code_for_node(read.func.value)}[{module.code_for_node(read.args[0].value)}]" == history
+    )

@@ -339,7 +339,10 @@ class ProjectIndex:
                     found[f"{target}.{name}"] = remote
             for instance, klass in summary.instances.items():
                 found.update(self._methods(f"{target}.{instance}", path, klass, summary, modules, depth))
-            return found  # a package's re-exports are followed by name (`from pkg import chat`), not listed
+            for name, imported in summary.imports.items():  # `import chat; chat.complete(h)`, re-exported there
+                if name != "*" and f"{target}.{name}" not in found:
+                    found.update(self._reexport(f"{target}.{name}", path, imported, (), modules, depth))
+            return found
         name, deeper = rest[0], rest[1:]
         head = target[: len(target) - sum(len(part) + 1 for part in deeper)] if deeper else target
         if name in summary.functions and not deeper:

@@ -46,8 +46,33 @@ class ModuleTree:
             node = node.value
         if not isinstance(node, cst.Name):
             return set()
+        if node.value == "self" and parts and parts[-1] in self._imported_attributes:  # `self.runner.run`
+            bindings = self._imported_attributes[parts.pop()]
+        else:
+            bindings = self.nodes.bindings.get(node.value, ())
         tail = "".join(f".{part}" for part in reversed(parts))
-        return {bound + tail for bound in self.nodes.bindings.get(node.value, ())}
+        return {bound + tail for bound in bindings}
+
+    @functools.cached_property
+    def _imported_attributes(self) -> dict[str, set[str]]:
+        """`self.runner = Runner`: an attribute the module binds only ever to imported names
+        stands for what they stand for."""
+        found: dict[str, set[str]] = {}
+        other = set()
+        for node in self.nodes.assigns:
+            for target in node.targets if isinstance(node, cst.Assign) else [node]:
+                held = target.target
+                if not (
+                    isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self"
+                ):
+                    continue
+                value = node.value
+                bound = self.nodes.bindings.get(value.value, ()) if isinstance(value, cst.Name) else ()
+                if bound and isinstance(node, cst.Assign):
+                    found.setdefault(held.attr.value, set()).update(bound)
+                else:
+                    other.add(held.attr.value)
+        return {attribute: names for attribute, names in found.items() if attribute not in other}
 
     def order(self, node: cst.CSTNode) -> int:
         """Where `node` stands in the source: its rank in LibCST's visit order, which is the

@@ -20,6 +20,7 @@ from chatbound.syntax.messages import (
     is_count_slice,
     is_numeric,
     is_textual,
+    is_whole_slice,
     message_roles,
     slice_of,
     string,
@@ -67,6 +68,19 @@ def _paired(targets: list[cst.BaseExpression], value: cst.BaseExpression):
             yield from zip((e.value for e in target.elements), (e.value for e in value.elements))
         else:
             yield target, value
+
+
+def _bounded_replay(value: cst.CSTNode) -> bool:
+    """`result.to_input_list()[-N:]`, `trim(result.to_input_list())`: a run's replay cut down
+    before it is kept (`[1:]`, all but the first item, cuts nothing that grows)."""
+    if isinstance(value, cst.Subscript):
+        cut = slice_of(value) is not None and not is_whole_slice(value)
+        return cut and isinstance(value.value, cst.Call) and callee_name(value.value) in frameworks.REPLAYS
+    return (
+        isinstance(value, cst.Call)
+        and is_bounding_name(callee_name(value))
+        and any(isinstance(a.value, cst.Call) and callee_name(a.value) in frameworks.REPLAYS for a in value.args)
+    )
 
 
 class GrowthFacts:
@@ -233,6 +247,8 @@ class GrowthFacts:
                 self.history(storage).trims.append(call)
         for node in self.nodes.assigns:
             self._collect_assign(node)
+        for call in self.nodes.calls:
+            self._collect_session_set(call)
         for node in self.nodes.dels:
             for target in deleted(node):
                 if isinstance(target, cst.Subscript):
@@ -271,6 +287,7 @@ class GrowthFacts:
             storage = self._target_storage(target, value)
             if storage is None:
                 continue
+            self._grow_record_fields(storage, value, node)
             history = self.history(storage)
             uses = [u for u in self.whole_history_in(value) if u.storage.key == storage.key]
             views = [n for k, n in self.bounded_views_in(value) if k == storage.key]
@@ -279,6 +296,8 @@ class GrowthFacts:
             if views or (is_bounding_name(callee) and uses):
                 history.trims.append(node)
                 history.windows.extend(n for n in views if isinstance(n, cst.Subscript) and is_count_slice(n))
+            elif _bounded_replay(value):
+                history.trims.append(node)
             elif (uses and self._extends(value, storage.key)) or callee in frameworks.REPLAYS:
                 self._grow(storage, node)
             elif uses:
@@ -301,6 +320,34 @@ class GrowthFacts:
                 if self._under_size_test(node, target) and not uses:
                     history.trims.append(node)
                 history.definitions.append(node)
+
+    def _grow_record_fields(self, storage: Storage, value: cst.CSTNode, node: cst.CSTNode) -> None:
+        """`store[uid] = Conversation(history=result.to_input_list(), ...)` (or a local bound to the
+        record) regrows `store[uid].history`: the field keeps a run's replay."""
+        record = self._built(value) if isinstance(value, cst.Name) else value
+        if not isinstance(record, cst.Call) or not callee_name(record)[:1].isupper():
+            return
+        for arg in record.args:
+            held = self.assignment_before(arg.value) if isinstance(arg.value, cst.Name) else arg.value
+            if arg.keyword is not None and isinstance(held, cst.Call) and callee_name(held) in frameworks.REPLAYS:
+                self._grow(Storage(f"{storage.key}.{arg.keyword.value}", storage.kind, storage.label), node)
+
+    def _collect_session_set(self, call: cst.Call) -> None:
+        """`cl.user_session.set("h", value)` is `h = value` on the session's entry: a replay
+        (`result.to_input_list()`) or the old list plus more grows it."""
+        if not (callee_name(call) == "set" and isinstance(call.func, cst.Attribute) and len(call.args) == 2):
+            return
+        if self.session_object(call.func.value) is None:
+            return
+        storage = self._entry(call.func.value, call.args[0].value, call, frozenset())
+        value = call.args[1].value
+        callee = callee_name(value) if isinstance(value, cst.Call) else ""
+        if storage is None:
+            return
+        if _bounded_replay(value):
+            self.history(storage).trims.append(call)
+        elif callee in frameworks.REPLAYS or self._extends(value, storage.key):
+            self._grow(storage, call)
 
     def _extends(self, value: cst.CSTNode, key: str) -> bool:
         """`h + [m]`, `[*h, m]`, `f"{h}..."`: the old value plus more (not `new or h`)."""

@@ -67,6 +67,9 @@ class StorageFacts:
             read = self.store_read(expr)  # a database read whole (chatbound.analysis.histories.stores)
             if read is not None:
                 return read
+        if isinstance(expr, cst.BooleanOperation):  # `cl.user_session.get("h") or []`: the entry, or a first list
+            fresh = isinstance(expr.operator, cst.Or) and self._is_fresh_list(expr.right)
+            return self.storage_of(expr.left, seen) if fresh else None
         if isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
             kept = frameworks.storage(self, expr)  # a conversation a framework keeps (graph state, a thread)
             if kept is not None:
@@ -254,7 +257,9 @@ class StorageFacts:
             if function is not None and (id(function), value.name.value) in self.gradio_params:
                 return Storage(f"{function.name.value}({value.name.value})", "gradio", value.name.value)
             return None
-        if value is None or isinstance(value, (cst.For, cst.AugAssign)):
+        if value is None:
+            return self._unpacked_storage(name, scope, seen)
+        if isinstance(value, (cst.For, cst.AugAssign)):
             return None
         if isinstance(value, cst.Await):
             value = value.expression
@@ -269,6 +274,33 @@ class StorageFacts:
         if same is not None:  # `h = h[-N:]`, `h = h + [m]`: still the same history, rebound
             return self.storage_of(same, seen)
         return self._loop_storage(name, value, scope) or self._round_trip(name, value)
+
+    def _unpacked_storage(self, name: cst.Name, scope, seen: frozenset) -> Storage | None:
+        """`stamp, h = chats[uid]`: a part of a stored tuple is stored too (the list in it is
+        the one the entry holds). Only a read of the entry is followed, not a call's result."""
+        where = self.order(name)
+        targets = [
+            a.node
+            for a in scope[name.value]
+            if isinstance(getattr(a, "node", None), cst.Name) and self.order(a.node) < where
+        ]
+        if not targets:
+            return None
+        target = max(targets, key=self.order)
+        element, holder = self.parent(target), self.parent(self.parent(target))
+        value = self._unpacked_from(target)
+        read = isinstance(value, cst.Subscript) or (
+            isinstance(value, cst.Call) and callee_name(value) in ("get", "setdefault")
+        )
+        if not (read and isinstance(holder, cst.Tuple) and isinstance(self.parent(holder), cst.AssignTarget)):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in holder.elements):
+            return None
+        owner = self.storage_of(value, seen)
+        if owner is None or owner.kind == "loop":
+            return None
+        index = next(i for i, e in enumerate(holder.elements) if e is element)
+        return Storage(f"{owner.key}[{index}]", owner.kind, f"{self.code(value)}[{index}]")
 
     def _grown_by_inner(self, name: str, outer: cst.FunctionDef | None) -> bool:
         """A closure's state: a function nested in `outer` grows it (or rebinds it, `nonlocal`),

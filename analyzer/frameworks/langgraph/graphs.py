@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from chatbound.frameworks.vocabulary import links
-from chatbound.syntax.messages import callee_name
+from chatbound.syntax.messages import callee_name, string
 from chatbound.syntax.tree import walk
 from chatbound.vocabulary.sinks import keyword, positional
 
@@ -87,6 +87,8 @@ class Graph:
     # node -> the builders it is registered on (None: one is not a name of this module)
     builders: dict[str, set[str] | None] = field(default_factory=dict)
     one_run: set[str] = field(default_factory=set)  # builders whose every checkpointed graph is run once
+    # list keys with no reducer that a node reads and returns grown -> the returned entries (see `_rewritten`)
+    rewritten: dict[str, list[cst.CSTNode]] = field(default_factory=dict)
 
 
 def graph(facts) -> Graph | None:
@@ -187,7 +189,66 @@ def _graph(facts) -> Graph:
     if not found.reducers and found.keys:
         found.reducers.extend(found.checkpointers)
     found.one_run = _one_run_builders(facts, found)
+    found.rewritten = _rewritten(facts, found)
     return found
+
+
+LIST_ANNOTATION = re.compile(r"^(typing\.)?(list|List|Sequence)\b")
+
+
+def _rewritten(facts, found: Graph) -> dict[str, list[cst.CSTNode]]:
+    """List keys of a state class with no reducer (a plain channel: each update replaces the
+    value, langgraph 1.2.24 channels/last_value.py) that a node reads and returns with more in
+    it: `h = state.get("history", []); h.append(m); return {"history": h}`. A checkpointer then
+    keeps the grown list for the thread's next invoke, as a reducer would; without one the
+    state lasts one invoke."""
+    if not found.checkpointers:
+        return {}
+    lists = {
+        small.target.value
+        for klass in facts.nodes.classes
+        for statement in klass.body.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+        if isinstance(small, cst.AnnAssign)
+        and isinstance(small.target, cst.Name)
+        and LIST_ANNOTATION.match(facts.code(small.annotation.annotation))
+    } - found.keys
+    rewritten: dict[str, list[cst.CSTNode]] = {}
+    for function in facts.nodes.functions:
+        param = _state_param(function)
+        if function.name.value not in found.nodes or param is None:
+            continue
+        for value in facts.returns(function):
+            for element in value.elements if isinstance(value, cst.Dict) else ():
+                key = string(element.key) if isinstance(element, cst.DictElement) else None
+                if key in lists and _holds_read(facts, element.value, param, key):
+                    rewritten.setdefault(key, []).append(element)
+    return rewritten
+
+
+def state_key(facts, expr: cst.CSTNode) -> tuple[str | None, cst.CSTNode | None]:
+    """(key, state) for `state["k"]`, `state.k` and `state.get("k", default)`."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return string(expr.slice[0].slice.value), expr.value
+    if isinstance(expr, cst.Call) and callee_name(expr) == "get" and isinstance(expr.func, cst.Attribute) and expr.args:
+        return string(expr.args[0].value), expr.func.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value, expr.value
+    return None, None
+
+
+def _holds_read(facts, expr: cst.CSTNode, param: cst.Param, key: str, depth: int = 0) -> bool:
+    """`expr` is the list the node read from its state's `key`: the read, `read + [...]`, or a local bound to one."""
+    read, base = state_key(facts, expr)
+    if read == key and isinstance(base, cst.Name) and facts.assignment_before(base) is param:
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _holds_read(facts, expr.left, param, key, depth)
+    if isinstance(expr, cst.Name) and depth < 4:
+        value = facts.assignment_before(expr)
+        return isinstance(value, cst.BaseExpression) and _holds_read(facts, value, param, key, depth + 1)
+    return False
 
 
 RUNS = ("invoke", "ainvoke", "stream", "astream")

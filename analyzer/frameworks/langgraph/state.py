@@ -23,7 +23,7 @@ from libcst.metadata import PositionProvider
 
 from chatbound.findings import Span
 from chatbound.fixes.edits import TRIM_IMPORTS, replace_span, text_at
-from chatbound.frameworks.langgraph.graphs import DEPLOYMENT_FILE, Graph, _state_param, graph
+from chatbound.frameworks.langgraph.graphs import DEPLOYMENT_FILE, Graph, _state_param, graph, state_key
 from chatbound.syntax.messages import callee_name, is_whole_slice, slice_of, string
 from chatbound.syntax.visitors import children
 from chatbound.vocabulary.facts import Storage
@@ -51,17 +51,13 @@ ADVICE = {"checkpoint": NODE_ADVICE, "platform": NODE_ADVICE}
 
 
 def storage(facts, expr: cst.CSTNode) -> Storage | None:
-    """`state["messages"]` / `state.messages`, where `state` is the state a graph node is given."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        key, base = string(expr.slice[0].slice.value), expr.value
-    elif isinstance(expr, cst.Attribute):
-        key, base = expr.attr.value, expr.value
-    else:
-        return None
+    """`state["messages"]` / `state.messages` / `state.get("messages", [])`, where `state` is the state a graph node
+    is given; also a list key a node writes back grown (`graphs._rewritten`)."""
+    key, base = state_key(facts, expr)
     if key is None or not isinstance(base, cst.Name):
         return None
     found = graph(facts)
-    if found is None or key not in found.keys:
+    if found is None or key not in found.keys and key not in found.rewritten:
         return None
     param = facts.assignment_before(base)
     function = facts.function_of(param) if isinstance(param, cst.Param) else None
@@ -101,6 +97,8 @@ def collect(facts) -> None:
         if found.checkpointers:
             history.growth.extend(found.reducers)
             history.growth_note = "the `add_messages` reducer" if found.adds_messages else "the `operator.add` reducer"
+    for key, returned in found.rewritten.items():  # a plain list channel a checkpointed node writes back grown
+        facts.history(_storage(found, key)).growth.extend(returned)
 
 
 def state_messages(facts, expr: cst.CSTNode, depth: int = 0) -> cst.CSTNode | None:
