@@ -44,7 +44,7 @@ def turns(draw, first, pending):
     """One turn: a user message, tool loops of parallel calls, a reply. A result comes right
     after its call, later in the turn (after the next loop's calls, interleaved with other
     results) or in a later turn (`pending` carries it there, across any cut between)."""
-    n = draw(st.integers(first, first + 1000))
+    n = draw(st.integers(first, first + 999))  # turns start 1000 apart: ids never repeat across turns
     messages = [U(f"u{n}")]
     draw(emit(pending, messages))  # results of an earlier turn's calls, arriving now
     for loop in range(draw(st.integers(0, 3))):
