@@ -6,7 +6,11 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   `SQLAlchemySession`, `RedisSession`) passed to `Runner.run(..., session=...)` stores every
   item and, without `session_settings=SessionSettings(limit=N)`, each run reads all of them
   back (memory/session_settings.py: `limit=None` retrieves all). A compaction session
-  wrapping it (`OpenAIResponsesCompactionSession`) bounds it.
+  wrapping it (`OpenAIResponsesCompactionSession`) bounds it, and so does an application that
+  cuts the session itself before each run: it reads the items (`get_items()`), clears the
+  session (`clear_session()`) and writes a cut of them back (`add_items(items[-N:])`)
+  (memory/session.py `Session`), in the function that runs the agent on that session or in
+  one it calls first with it.
 - `result.to_input_list()` fed back as the next input is a list the caller replays whole
   (the generic analysis follows it: kept in a name, a dict entry, a session's entry through
   `cl.user_session.set(key, ...)`, or a record's field, `store[uid] = Thread(items=...)`; cut
@@ -59,7 +63,8 @@ from chatbound.fixes.edits import (
 from chatbound.fixes.index import walk_down
 from chatbound.frameworks.versions import pinned, version_tuple
 from chatbound.frameworks.vocabulary import Handoff, Kept, links
-from chatbound.syntax.messages import callee_name
+from chatbound.syntax.messages import callee_name, is_count_slice
+from chatbound.syntax.tree import walk
 from chatbound.vocabulary.sessions import SESSION_OBJECTS
 from chatbound.vocabulary.sinks import keyword
 
@@ -128,7 +133,79 @@ def _unlimited_session(facts, call: cst.Call) -> bool:
             return False
         if isinstance(parent, cst.BaseStatement):
             break
-    return any(s.framework == "agents" and keyword(s.call, "session") is not None for s in facts.sinks)
+    return any(
+        s.framework == "agents" and _given_session(s.call) and not _pruned_before(facts, s.call) for s in facts.sinks
+    )
+
+
+def _given_session(run: cst.Call) -> bool:
+    """`session=` given and not None (`session=None` runs once, without memory)."""
+    arg = keyword(run, "session")
+    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+
+
+def _pruned_before(facts, run: cst.Call) -> bool:
+    """The session `run` is given was cut by hand earlier in the same function, there or in a
+    function of the module called with it."""
+    given = " ".join(facts.code(keyword(run, "session").value).split())
+    function = facts.function_of(run)
+    for call in facts.calls_in(function):
+        if facts.order(call) > facts.order(run):
+            continue
+        if callee_name(call) == "add_items" and _rewrites(facts, call) == given:
+            return True
+        for callee in facts.callees(call):
+            for write in facts.calls_in(callee):
+                held = _rewrites(facts, write)
+                param = held is not None and facts.argument_for(call, callee, held)
+                if isinstance(param, cst.BaseExpression) and " ".join(facts.code(param).split()) == given:
+                    return True
+    return False
+
+
+def _rewrites(facts, write: cst.Call) -> str | None:
+    """The session that `write` fills again with a cut of its own items, after clearing it:
+    `s.clear_session()`, then `s.add_items(items[-N:])` of `items = await s.get_items()`."""
+    if callee_name(write) != "add_items" or not isinstance(write.func, cst.Attribute) or not write.args:
+        return None
+    session = " ".join(facts.code(write.func.value).split())
+    function = facts.function_of(write)
+    cleared = any(
+        callee_name(c) == "clear_session" and " ".join(facts.code(c.func.value).split()) == session
+        for c in facts.calls_in(function)
+        if isinstance(c.func, cst.Attribute) and facts.order(c) < facts.order(write)
+    )
+    return session if cleared and _cut_of_items(facts, write.args[0].value, session, 3) else None
+
+
+def _cut_of_items(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool:
+    """`expr` holds the session's own items cut to a count (`items[-N:]`, `get_items(limit=N)`)."""
+    for node in walk(expr):
+        if isinstance(node, cst.Subscript) and is_count_slice(node) and _items_of(facts, node.value, session, depth):
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and callee_name(node) == "get_items"
+            and node.args
+            and _items_of(facts, node, session, 0)
+        ):
+            return True
+        if isinstance(node, cst.Name) and depth > 0:
+            value = facts.assignment_before(node)
+            if isinstance(value, cst.BaseExpression) and _cut_of_items(facts, value, session, depth - 1):
+                return True
+    return False
+
+
+def _items_of(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool:
+    """`expr` is `session.get_items(...)`, awaited or bound to a name first."""
+    for node in walk(expr):
+        if isinstance(node, cst.Call) and callee_name(node) == "get_items" and isinstance(node.func, cst.Attribute):
+            return " ".join(facts.code(node.func.value).split()) == session
+    if isinstance(expr, cst.Name) and depth > 0:
+        value = facts.assignment_before(expr)
+        return isinstance(value, cst.BaseExpression) and _items_of(facts, value, session, depth - 1)
+    return False
 
 
 # --- handoffs -------------------------------------------------------------------------------------
