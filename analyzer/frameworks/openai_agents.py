@@ -62,9 +62,9 @@ from chatbound.fixes.edits import (
 )
 from chatbound.fixes.index import walk_down
 from chatbound.frameworks.versions import pinned, version_tuple
-from chatbound.frameworks.vocabulary import Handoff, Kept, links
+from chatbound.frameworks.vocabulary import Handoff, Kept, Window, links
 from chatbound.syntax.messages import callee_name, is_count_slice
-from chatbound.syntax.tree import walk
+from chatbound.syntax.tree import bound_values, walk
 from chatbound.vocabulary.sessions import SESSION_OBJECTS
 from chatbound.vocabulary.sinks import keyword
 
@@ -91,6 +91,11 @@ ADVICE = {
     f"`bounded_view(items, last_turns={WINDOW_TURNS})` and store `items + result.to_input_list()[len(result.input):]`; "
     "`to_input_list()` alone returns the bounded input that was sent. " + HISTORY_STAYS,
 }
+ADVICE["agents-cut"] = (
+    f"Let the SDK cut it: `session_settings=SessionSettings(limit={WINDOW_ITEMS})` on the session drops a tool output "
+    "whose call fell out of the window; or cut the items at a user message (`bounded_view(items, last_turns="
+    f"{WINDOW_TURNS})`, `from chatbound.compaction import bounded_view`) before writing them back."
+)
 HANDOFF_ADVICE = (
     "Pass `input_filter=` (e.g. `handoff_filters.remove_all_tools`, or a filter that keeps a brief and the last "
     "turn), set `RunConfig(handoff_input_filter=...)` for every handoff, or call the specialist as a tool "
@@ -134,7 +139,8 @@ def _unlimited_session(facts, call: cst.Call) -> bool:
         if isinstance(parent, cst.BaseStatement):
             break
     return any(
-        s.framework == "agents" and _given_session(s.call) and not _pruned_before(facts, s.call) for s in facts.sinks
+        s.framework == "agents" and _given_session(s.call) and _pruned_before(facts, s.call) is None
+        for s in facts.sinks
     )
 
 
@@ -144,28 +150,29 @@ def _given_session(run: cst.Call) -> bool:
     return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
 
 
-def _pruned_before(facts, run: cst.Call) -> bool:
-    """The session `run` is given was cut by hand earlier in the same function, there or in a
-    function of the module called with it."""
+def _pruned_before(facts, run: cst.Call) -> cst.CSTNode | None:
+    """The cut the session `run` is given was written back with earlier in the same function,
+    there or in a function of the module called with it; None when it is not cut by hand."""
     given = " ".join(facts.code(keyword(run, "session").value).split())
     function = facts.function_of(run)
     for call in facts.calls_in(function):
         if facts.order(call) > facts.order(run):
             continue
-        if callee_name(call) == "add_items" and _rewrites(facts, call) == given:
-            return True
+        rewrite = _rewrite(facts, call)
+        if rewrite is not None and rewrite[0] == given:
+            return rewrite[1]
         for callee in facts.callees(call):
             for write in facts.calls_in(callee):
-                held = _rewrites(facts, write)
-                param = held is not None and facts.argument_for(call, callee, held)
-                if isinstance(param, cst.BaseExpression) and " ".join(facts.code(param).split()) == given:
-                    return True
-    return False
+                rewrite = _rewrite(facts, write)
+                param = rewrite is not None and facts.argument_for(call, callee, rewrite[0])
+                if rewrite and isinstance(param, cst.BaseExpression) and " ".join(facts.code(param).split()) == given:
+                    return rewrite[1]
+    return None
 
 
-def _rewrites(facts, write: cst.Call) -> str | None:
-    """The session that `write` fills again with a cut of its own items, after clearing it:
-    `s.clear_session()`, then `s.add_items(items[-N:])` of `items = await s.get_items()`."""
+def _rewrite(facts, write: cst.Call) -> tuple[str, cst.CSTNode] | None:
+    """The session that `write` fills again with a cut of its own items after clearing it, and
+    the cut: `s.clear_session()`, then `s.add_items(items[-N:])` of `items = await s.get_items()`."""
     if callee_name(write) != "add_items" or not isinstance(write.func, cst.Attribute) or not write.args:
         return None
     session = " ".join(facts.code(write.func.value).split())
@@ -175,26 +182,28 @@ def _rewrites(facts, write: cst.Call) -> str | None:
         for c in facts.calls_in(function)
         if isinstance(c.func, cst.Attribute) and facts.order(c) < facts.order(write)
     )
-    return session if cleared and _cut_of_items(facts, write.args[0].value, session, 3) else None
+    cut = _cut_of_items(facts, write.args[0].value, session, 3) if cleared else None
+    return (session, cut) if cut is not None else None
 
 
-def _cut_of_items(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool:
-    """`expr` holds the session's own items cut to a count (`items[-N:]`, `get_items(limit=N)`)."""
+def _cut_of_items(facts, expr: cst.BaseExpression, session: str, depth: int) -> cst.CSTNode | None:
+    """Where `expr` holds the session's own items cut to a count (`items[-N:]`, `get_items(limit=N)`)."""
     for node in walk(expr):
         if isinstance(node, cst.Subscript) and is_count_slice(node) and _items_of(facts, node.value, session, depth):
-            return True
+            return node
         if (
             isinstance(node, cst.Call)
             and callee_name(node) == "get_items"
             and node.args
             and _items_of(facts, node, session, 0)
         ):
-            return True
+            return node
         if isinstance(node, cst.Name) and depth > 0:
             value = facts.assignment_before(node)
-            if isinstance(value, cst.BaseExpression) and _cut_of_items(facts, value, session, depth - 1):
-                return True
-    return False
+            cut = _cut_of_items(facts, value, session, depth - 1) if isinstance(value, cst.BaseExpression) else None
+            if cut is not None:
+                return cut
+    return None
 
 
 def _items_of(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool:
@@ -205,6 +214,39 @@ def _items_of(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool
     if isinstance(expr, cst.Name) and depth > 0:
         value = facts.assignment_before(expr)
         return isinstance(value, cst.BaseExpression) and _items_of(facts, value, session, depth - 1)
+    return False
+
+
+def windows(facts) -> list[Window]:
+    """A session cut by hand to its last items, run by an agent with tools: the session holds
+    function calls and their outputs, and the SDK drops an output whose call was cut only when
+    it applies `SessionSettings(limit=N)` itself (0.24.0 run_internal/session_persistence.py
+    `prepare_input_with_session`: `output_pruning_indexes` only with a limit), so the kept tail
+    can start with an output whose call is gone, which the Responses API rejects."""
+    if not any(i.startswith("agents") for i in facts.nodes.imports):
+        return []
+    found = []
+    for sink in facts.sinks:
+        cut = _pruned_before(facts, sink.call) if sink.framework == "agents" and _given_session(sink.call) else None
+        if cut is not None and _has_tools(facts, sink.call) and all(w.node is not cut for w in found):
+            session = facts.code(keyword(sink.call, "session").value)
+            why = f"the Agents SDK session `{session}` holds the agent's tool calls and their outputs"
+            found.append(Window(cut, session, why, ADVICE["agents-cut"]))
+    return found
+
+
+def _has_tools(facts, run: cst.Call) -> bool:
+    """The agent `run` starts is an SDK `Agent(tools=...)` with tools (not an empty list)."""
+    starting = keyword(run, "starting_agent") or (run.args[0] if run.args and run.args[0].keyword is None else None)
+    for value in bound_values(facts, starting.value) if starting is not None else []:
+        if isinstance(value, cst.Call) and _sdk(facts, value, "agents.Agent"):
+            tools = keyword(value, "tools")
+            if (
+                tools is not None
+                and not (isinstance(tools.value, cst.List | cst.Tuple) and not tools.value.elements)
+                and not (isinstance(tools.value, cst.Name) and tools.value.value == "None")
+            ):
+                return True
     return False
 
 
