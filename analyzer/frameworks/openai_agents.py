@@ -139,21 +139,25 @@ def _unlimited_session(facts, call: cst.Call) -> bool:
         if isinstance(parent, cst.BaseStatement):
             break
     return any(
-        s.framework == "agents" and _given_session(s.call) and _pruned_before(facts, s.call) is None
+        s.framework == "agents" and _given_session(s.call) is not None and _pruned_before(facts, s.call) is None
         for s in facts.sinks
     )
 
 
-def _given_session(run: cst.Call) -> bool:
-    """`session=` given and not None (`session=None` runs once, without memory)."""
+def _given_session(run: cst.Call) -> cst.BaseExpression | None:
+    """The `session=` a run is given, unless None (`session=None` runs once, without memory)."""
     arg = keyword(run, "session")
-    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+    none = arg is None or isinstance(arg.value, cst.Name) and arg.value.value == "None"
+    return None if none or arg is None else arg.value
 
 
 def _pruned_before(facts, run: cst.Call) -> cst.CSTNode | None:
     """The cut the session `run` is given was written back with earlier in the same function,
     there or in a function of the module called with it; None when it is not cut by hand."""
-    given = " ".join(facts.code(keyword(run, "session").value).split())
+    session = _given_session(run)
+    if session is None:
+        return None
+    given = " ".join(facts.code(session).split())
     function = facts.function_of(run)
     for call in facts.calls_in(function):
         if facts.order(call) > facts.order(run):
@@ -225,13 +229,13 @@ def windows(facts) -> list[Window]:
     can start with an output whose call is gone, which the Responses API rejects."""
     if not any(i.startswith("agents") for i in facts.nodes.imports):
         return []
-    found = []
+    found: list[Window] = []
     for sink in facts.sinks:
-        cut = _pruned_before(facts, sink.call) if sink.framework == "agents" and _given_session(sink.call) else None
+        session = _given_session(sink.call) if sink.framework == "agents" else None
+        cut = _pruned_before(facts, sink.call) if session is not None else None
         if cut is not None and _has_tools(facts, sink.call) and all(w.node is not cut for w in found):
-            session = facts.code(keyword(sink.call, "session").value)
-            why = f"the Agents SDK session `{session}` holds the agent's tool calls and their outputs"
-            found.append(Window(cut, session, why, ADVICE["agents-cut"]))
+            why = f"the Agents SDK session `{facts.code(session)}` holds the agent's tool calls and their outputs"
+            found.append(Window(cut, facts.code(session), why, ADVICE["agents-cut"]))
     return found
 
 
