@@ -8,6 +8,7 @@ import re
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.analysis.chat import ChatRule
 from chatbound.analysis.histories import ChatFacts, History, walk
 from chatbound.analysis.rule import Invalid
@@ -389,6 +390,21 @@ class Coach:
             if callee_name(call) == "trim_messages" and id(call) not in seen:
                 seen.add(id(call))
                 self._check_trim(facts, call)
+        for window in frameworks.windows(facts):
+            if id(window.node) not in seen:
+                seen.add(id(window.node))
+                self._report_window(facts, window)
+
+    def _report_window(self, facts: ChatFacts, window: frameworks.Window) -> None:
+        """A count cut written back into a conversation a framework keeps with tool calls in it."""
+        bound = facts.code(window.node)
+        self.report(
+            window.node,
+            f"`{bound}` bounds the history by a plain message count; {window.why}, so the window can start with a "
+            "tool result whose call was cut (the API answers 400).",
+            suggestion=window.advice,
+            properties={"history": window.history, "bound": bound, "tool_traffic": True, "system_first": False},
+        )
 
     @staticmethod
     def _sent_value(facts: ChatFacts, arg: cst.BaseExpression) -> cst.BaseExpression:

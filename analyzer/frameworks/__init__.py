@@ -15,6 +15,8 @@ facts ask these modules. Each module declares, in the words the facts already sp
 - `memories(facts)`: framework objects that keep a conversation and send all of it
   themselves (an agent with a checkpointer and no trimming hook), as `Kept`.
 - `handoffs(facts)`: calls that give another agent the whole conversation, as `Handoff`.
+- `windows(facts)`: plain count cuts the application writes back into a conversation the
+  framework keeps with tool calls in it (an Agents SDK session pruned by hand), as `Window`.
 - `KINDS` and `ADVICE`: how a finding describes each storage kind the module adds, and the
   framework's own bound for it.
 - `state_messages(facts, expr)`: where `expr` carries the framework's whole message state
@@ -78,7 +80,7 @@ from chatbound.frameworks import (
 )
 from chatbound.frameworks.langgraph import functional as langgraph_functional
 from chatbound.frameworks.mcp_servers import Server, known_server
-from chatbound.frameworks.vocabulary import Handoff, Kept
+from chatbound.frameworks.vocabulary import Handoff, Kept, Window
 
 MODULES = (
     langgraph,
@@ -113,6 +115,7 @@ __all__ = [
     "TRIGGERS",
     "Handoff",
     "Kept",
+    "Window",
     "PROMPT_FILES",
     "PROMPT_KEYWORDS",
     "PROMPT_TRIGGERS",
@@ -147,6 +150,7 @@ __all__ = [
     "tool_results",
     "toolset",
     "trims_chat",
+    "windows",
 ]
 
 
@@ -176,7 +180,7 @@ _STATE_MESSAGES, _SINK, _FIX, _TOOL_RESULTS = (_declared(n) for n in ("state_mes
 _SERVER_TOOLS, _TOOLSET, _SYSTEM_PARTS, _SYSTEM_CONFIG = (
     _declared(n) for n in ("server_tools", "toolset", "system_parts", "system_config")
 )
-_INSTRUCTED, _SERVED = _declared("is_llm_agent"), _declared("served_agents")
+_INSTRUCTED, _SERVED, _WINDOWS = _declared("is_llm_agent"), _declared("served_agents"), _declared("windows")
 _KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
 CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
 CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
@@ -218,6 +222,10 @@ def memories(facts) -> list[Kept]:
 
 def handoffs(facts) -> list[Handoff]:
     return [handoff for function in _HANDOFFS for handoff in function(facts)]
+
+
+def windows(facts) -> list[Window]:
+    return [window for function in _WINDOWS for window in function(facts)]
 
 
 def state_messages(facts, expr: cst.CSTNode) -> cst.CSTNode | None:

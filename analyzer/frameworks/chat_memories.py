@@ -112,6 +112,10 @@ SUGGESTIONS = {
     f"server-side compaction, `context_management=[{COMPACTION}]` (the model then sees an opaque compaction item in "
     "place of the earlier turns; a model without compaction support rejects it), or keep the turns yourself and "
     "send a bounded `input`.",
+    "openai-assistants": 'Give each run on the thread `truncation_strategy={"type": "last_messages", "last_messages": '
+    f"{2 * WINDOW_TURNS}}}` (`threads.runs.create` and its `_and_poll`/`stream` forms): the thread keeps every message, "
+    'the run reads the newest ones. The default, `"auto"`, drops messages only once the thread outgrows the '
+    "model's context window, so cost grows until then; `max_prompt_tokens=` caps the tokens a run may read.",
 }
 
 
@@ -129,6 +133,8 @@ def framework_fix(
         return _trimmed_runnable(finding, module, wrapper, lines), SUGGESTIONS["runnable"]
     if framework == "llama_index":
         return _memory_view(finding, module, wrapper, lines), SUGGESTIONS["llama_index"]
+    if framework == "openai-assistants":
+        return None, SUGGESTIONS[framework]
     if storage == "server":
         return _server_truncation(finding, module, wrapper, lines), SUGGESTIONS["openai-responses"]
     if framework == "semantic_kernel":

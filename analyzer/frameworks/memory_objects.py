@@ -15,6 +15,13 @@ found; their fixes and advice are `chat_memories.py`'s, checked against the same
   or chained in the chat loop (`prev = response.id`), replays the whole conversation, unless
   the call sets `truncation="auto"` or server-side compaction (`context_management=[{"type":
   "compaction", "compact_threshold": N}]`).
+- The Assistants API (openai 3.57.0, resources/beta/threads/): `threads.messages.create(thread_id, ...)`
+  adds a message to a thread the server keeps, and every run on it (`threads.runs.create`,
+  `create_and_poll`, `create_and_stream`, `stream`) reads the whole thread unless the run sets
+  `truncation_strategy={"type": "last_messages", "last_messages": N}` or `max_prompt_tokens=N`;
+  the default, `"auto"` (types/beta/threads/run_create_params.py `TruncationStrategy`), drops
+  messages from the middle only once the thread outgrows the model's context. A thread created
+  in the function that adds the message (or by every caller that hands it in) lives one request.
 """
 
 from __future__ import annotations
@@ -26,11 +33,15 @@ from chatbound.frameworks.chat_memories import CHAT_SENDS, SUGGESTIONS, trims_ch
 from chatbound.frameworks.vocabulary import Kept
 from chatbound.syntax.messages import callee_name, is_bounding_name, is_count_slice, string
 from chatbound.syntax.tree import walk
-from chatbound.vocabulary.sinks import dotted, keyword
+from chatbound.vocabulary.sinks import dotted, keyword, positional
 
 BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
 RESPONSE_CHAINS = ("previous_response_id", "conversation")
+THREAD_ADDS = ["threads", "messages", "create"]
+THREAD_RUNS = ("create", "create_and_poll", "create_and_stream", "stream")
+THREAD_CREATES = ("create", "create_and_run")  # `threads.create()`, `threads.create_and_run()`: a new thread
+RUN_BOUNDS = ("truncation_strategy", "max_prompt_tokens")
 
 
 def memories(facts) -> list[Kept]:
@@ -63,6 +74,8 @@ def _memory_of(facts, call: cst.Call) -> Kept | None:
         return _kept(call, message, "google-genai", name, framework="google-genai")
     if name in ("create", "stream", "parse") and dotted(call.func)[-2:-1] == ["responses"]:
         return _previous_response_chain(facts, call)
+    if dotted(call.func)[-3:] == THREAD_ADDS:
+        return _kept_thread(facts, call)
     return None
 
 
@@ -173,3 +186,69 @@ def _chained_in_loop(facts, value: cst.BaseExpression) -> bool:
             if isinstance(bound, cst.Attribute) and bound.attr.value == "id" and facts.loops_of(target):
                 return True
     return False
+
+
+def _kept_thread(facts, call: cst.Call) -> Kept | None:
+    """A message added to an Assistants thread that outlives the request, in a module whose runs
+    read the whole thread."""
+    arg = keyword(call, "thread_id") or positional(call, 0)
+    if arg is None or _fresh_thread(facts, arg.value, 3) or any(_bounded_run(c) for c in facts.nodes.calls):
+        return None
+    message = (
+        f"`thread_id={facts.code(arg.value)}` is an Assistants thread kept across requests: each message is added "
+        "to it and every run without `truncation_strategy` reads the whole thread"
+    )
+    properties = {
+        "history": facts.code(arg.value),
+        "framework": "openai-assistants",
+        "storage": "server",
+        "sink": "openai.beta.threads.runs.create",
+    }
+    return Kept(arg.value, message, SUGGESTIONS["openai-assistants"], properties, site=call)
+
+
+def _bounded_run(call: cst.Call) -> bool:
+    """A run that reads only the end of its thread (a `truncation_strategy` other than `"auto"`, or a
+    token budget)."""
+    parts = dotted(call.func)
+    if parts[-3:-1] != ["threads", "runs"] or parts[-1] not in THREAD_RUNS:
+        return False
+    for name in RUN_BOUNDS:
+        arg = keyword(call, name)
+        if arg is None or isinstance(arg.value, cst.Name) and arg.value.value == "None":
+            continue
+        if isinstance(arg.value, cst.Dict):
+            kinds = [
+                string(e.value)
+                for e in arg.value.elements
+                if isinstance(e, cst.DictElement) and string(e.key) == "type"
+            ]
+            if kinds == ["auto"]:
+                continue
+        return True
+    return False
+
+
+def _fresh_thread(facts, expr: cst.BaseExpression, depth: int) -> bool:
+    """`expr` is a thread made for this request: created in the function, or handed in by callers of
+    the module that each create one."""
+    for node in walk(expr):
+        if (
+            isinstance(node, cst.Call)
+            and dotted(node.func)[-2:-1] == ["threads"]
+            and dotted(node.func)[-1] in THREAD_CREATES
+        ):
+            return True
+    if depth == 0 or not isinstance(expr, cst.Attribute | cst.Name):
+        return False
+    name = expr.value if isinstance(expr, cst.Attribute) else expr  # `thread.id`
+    if not isinstance(name, cst.Name):
+        return False
+    value = facts.assignment_before(name)
+    if isinstance(value, cst.BaseExpression):
+        return _fresh_thread(facts, value, depth - 1)
+    function = facts.function_of(name)
+    if not isinstance(value, cst.Param) or function is None:
+        return False
+    passed = [facts.argument_for(c, function, value.name.value) for c in facts.callers(function)]
+    return bool(passed) and all(p is not None and _fresh_thread(facts, p, depth - 1) for p in passed)

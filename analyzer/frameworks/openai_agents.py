@@ -6,7 +6,11 @@ Checked against openai-agents 0.24.0; the file is named beside each fact.
   `SQLAlchemySession`, `RedisSession`) passed to `Runner.run(..., session=...)` stores every
   item and, without `session_settings=SessionSettings(limit=N)`, each run reads all of them
   back (memory/session_settings.py: `limit=None` retrieves all). A compaction session
-  wrapping it (`OpenAIResponsesCompactionSession`) bounds it.
+  wrapping it (`OpenAIResponsesCompactionSession`) bounds it, and so does an application that
+  cuts the session itself before each run: it reads the items (`get_items()`), clears the
+  session (`clear_session()`) and writes a cut of them back (`add_items(items[-N:])`)
+  (memory/session.py `Session`), in the function that runs the agent on that session or in
+  one it calls first with it.
 - `result.to_input_list()` fed back as the next input is a list the caller replays whole
   (the generic analysis follows it: kept in a name, a dict entry, a session's entry through
   `cl.user_session.set(key, ...)`, or a record's field, `store[uid] = Thread(items=...)`; cut
@@ -58,8 +62,9 @@ from chatbound.fixes.edits import (
 )
 from chatbound.fixes.index import walk_down
 from chatbound.frameworks.versions import pinned, version_tuple
-from chatbound.frameworks.vocabulary import Handoff, Kept, links
-from chatbound.syntax.messages import callee_name
+from chatbound.frameworks.vocabulary import Handoff, Kept, Window, links
+from chatbound.syntax.messages import callee_name, is_count_slice
+from chatbound.syntax.tree import bound_values, walk
 from chatbound.vocabulary.sessions import SESSION_OBJECTS
 from chatbound.vocabulary.sinks import keyword
 
@@ -86,6 +91,11 @@ ADVICE = {
     f"`bounded_view(items, last_turns={WINDOW_TURNS})` and store `items + result.to_input_list()[len(result.input):]`; "
     "`to_input_list()` alone returns the bounded input that was sent. " + HISTORY_STAYS,
 }
+ADVICE["agents-cut"] = (
+    f"Let the SDK cut it: `session_settings=SessionSettings(limit={WINDOW_ITEMS})` on the session drops a tool output "
+    "whose call fell out of the window; or cut the items at a user message (`bounded_view(items, last_turns="
+    f"{WINDOW_TURNS})`, `from chatbound.compaction import bounded_view`) before writing them back."
+)
 HANDOFF_ADVICE = (
     "Pass `input_filter=` (e.g. `handoff_filters.remove_all_tools`, or a filter that keeps a brief and the last "
     "turn), set `RunConfig(handoff_input_filter=...)` for every handoff, or call the specialist as a tool "
@@ -128,7 +138,120 @@ def _unlimited_session(facts, call: cst.Call) -> bool:
             return False
         if isinstance(parent, cst.BaseStatement):
             break
-    return any(s.framework == "agents" and keyword(s.call, "session") is not None for s in facts.sinks)
+    return any(
+        s.framework == "agents" and _given_session(s.call) is not None and _pruned_before(facts, s.call) is None
+        for s in facts.sinks
+    )
+
+
+def _given_session(run: cst.Call) -> cst.BaseExpression | None:
+    """The `session=` a run is given, unless None (`session=None` runs once, without memory)."""
+    arg = keyword(run, "session")
+    none = arg is None or isinstance(arg.value, cst.Name) and arg.value.value == "None"
+    return None if none or arg is None else arg.value
+
+
+def _pruned_before(facts, run: cst.Call) -> cst.CSTNode | None:
+    """The cut the session `run` is given was written back with earlier in the same function,
+    there or in a function of the module called with it; None when it is not cut by hand."""
+    session = _given_session(run)
+    if session is None:
+        return None
+    given = " ".join(facts.code(session).split())
+    function = facts.function_of(run)
+    for call in facts.calls_in(function):
+        if facts.order(call) > facts.order(run):
+            continue
+        rewrite = _rewrite(facts, call)
+        if rewrite is not None and rewrite[0] == given:
+            return rewrite[1]
+        for callee in facts.callees(call):
+            for write in facts.calls_in(callee):
+                rewrite = _rewrite(facts, write)
+                param = rewrite is not None and facts.argument_for(call, callee, rewrite[0])
+                if rewrite and isinstance(param, cst.BaseExpression) and " ".join(facts.code(param).split()) == given:
+                    return rewrite[1]
+    return None
+
+
+def _rewrite(facts, write: cst.Call) -> tuple[str, cst.CSTNode] | None:
+    """The session that `write` fills again with a cut of its own items after clearing it, and
+    the cut: `s.clear_session()`, then `s.add_items(items[-N:])` of `items = await s.get_items()`."""
+    if callee_name(write) != "add_items" or not isinstance(write.func, cst.Attribute) or not write.args:
+        return None
+    session = " ".join(facts.code(write.func.value).split())
+    function = facts.function_of(write)
+    cleared = any(
+        callee_name(c) == "clear_session" and " ".join(facts.code(c.func.value).split()) == session
+        for c in facts.calls_in(function)
+        if isinstance(c.func, cst.Attribute) and facts.order(c) < facts.order(write)
+    )
+    cut = _cut_of_items(facts, write.args[0].value, session, 3) if cleared else None
+    return (session, cut) if cut is not None else None
+
+
+def _cut_of_items(facts, expr: cst.BaseExpression, session: str, depth: int) -> cst.CSTNode | None:
+    """Where `expr` holds the session's own items cut to a count (`items[-N:]`, `get_items(limit=N)`)."""
+    for node in walk(expr):
+        if isinstance(node, cst.Subscript) and is_count_slice(node) and _items_of(facts, node.value, session, depth):
+            return node
+        if (
+            isinstance(node, cst.Call)
+            and callee_name(node) == "get_items"
+            and node.args
+            and _items_of(facts, node, session, 0)
+        ):
+            return node
+        if isinstance(node, cst.Name) and depth > 0:
+            value = facts.assignment_before(node)
+            cut = _cut_of_items(facts, value, session, depth - 1) if isinstance(value, cst.BaseExpression) else None
+            if cut is not None:
+                return cut
+    return None
+
+
+def _items_of(facts, expr: cst.BaseExpression, session: str, depth: int) -> bool:
+    """`expr` is `session.get_items(...)`, awaited or bound to a name first."""
+    for node in walk(expr):
+        if isinstance(node, cst.Call) and callee_name(node) == "get_items" and isinstance(node.func, cst.Attribute):
+            return " ".join(facts.code(node.func.value).split()) == session
+    if isinstance(expr, cst.Name) and depth > 0:
+        value = facts.assignment_before(expr)
+        return isinstance(value, cst.BaseExpression) and _items_of(facts, value, session, depth - 1)
+    return False
+
+
+def windows(facts) -> list[Window]:
+    """A session cut by hand to its last items, run by an agent with tools: the session holds
+    function calls and their outputs, and the SDK drops an output whose call was cut only when
+    it applies `SessionSettings(limit=N)` itself (0.24.0 run_internal/session_persistence.py
+    `prepare_input_with_session`: `output_pruning_indexes` only with a limit), so the kept tail
+    can start with an output whose call is gone, which the Responses API rejects."""
+    if not any(i.startswith("agents") for i in facts.nodes.imports):
+        return []
+    found: list[Window] = []
+    for sink in facts.sinks:
+        session = _given_session(sink.call) if sink.framework == "agents" else None
+        cut = _pruned_before(facts, sink.call) if session is not None else None
+        if cut is not None and _has_tools(facts, sink.call) and all(w.node is not cut for w in found):
+            why = f"the Agents SDK session `{facts.code(session)}` holds the agent's tool calls and their outputs"
+            found.append(Window(cut, facts.code(session), why, ADVICE["agents-cut"]))
+    return found
+
+
+def _has_tools(facts, run: cst.Call) -> bool:
+    """The agent `run` starts is an SDK `Agent(tools=...)` with tools (not an empty list)."""
+    starting = keyword(run, "starting_agent") or (run.args[0] if run.args and run.args[0].keyword is None else None)
+    for value in bound_values(facts, starting.value) if starting is not None else []:
+        if isinstance(value, cst.Call) and _sdk(facts, value, "agents.Agent"):
+            tools = keyword(value, "tools")
+            if (
+                tools is not None
+                and not (isinstance(tools.value, cst.List | cst.Tuple) and not tools.value.elements)
+                and not (isinstance(tools.value, cst.Name) and tools.value.value == "None")
+            ):
+                return True
+    return False
 
 
 # --- handoffs -------------------------------------------------------------------------------------

@@ -33,6 +33,17 @@ class Handoff:
     related: tuple[tuple[Any, str], ...] = ()  # (a node of the module or a `Place` in another, what it shows)
 
 
+@dataclass(frozen=True)
+class Window:
+    """A plain count cut a framework's conversation is written back with, over items holding tool
+    calls and their outputs (MEMORY-WINDOW-SPLITS-TURN)."""
+
+    node: cst.CSTNode  # the cut
+    history: str  # what holds the conversation
+    why: str  # why a count can split a turn there
+    advice: str
+
+
 def links(facts) -> Links:
     """What the project pass says about the module's names (`chatbound.analysis.project.users`)."""
     linked = facts.linked
