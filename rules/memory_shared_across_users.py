@@ -13,7 +13,7 @@ from chatbound.analysis.rule import Invalid
 from chatbound.analysis.sharing import Held, Keyed, Shared, constant_keys, held_conversations, shared_flows
 from chatbound.findings import Severity
 from chatbound.syntax.stdlib_tree import PythonTree
-from chatbound.vocabulary.servers import DECORATOR_VERBS, HANDLER_CALLS
+from chatbound.vocabulary.servers import CACHED_FACTORIES, DECORATOR_VERBS, HANDLER_CALLS
 from chatbound.vocabulary.sinks import triggers
 
 ADVICE = (
@@ -29,10 +29,14 @@ KEYED = (
 KEYED_ID = "Name the conversation by who asks: use `{identity}`, minted on the server from the signed-in user."
 
 
+CACHES = frozenset(name.rpartition(".")[2] for name in CACHED_FACTORIES)
+
+
 def may_serve_tree(tree: PythonTree) -> bool:
     """Whether the file registers an entry point at all (a decorator whose verb serves users, or a
-    handler registration), keeps a list or dict at module level, or names a conversation by a key (`{"thread_id": ...}`: its function
-    may be served by an importer), on CPython's tree: every entry the analysis finds is one of these."""
+    handler registration), keeps a list or dict at module level, names a conversation by a key (`{"thread_id": ...}`: its function
+    may be served by an importer), or caches a factory (one object for every session of a script),
+    on CPython's tree: every entry the analysis finds is one of these."""
     for statement in tree.module.body:  # state kept for the process: an importer's route may serve it
         value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(value, (ast.List, ast.Dict)):
@@ -55,6 +59,11 @@ def may_serve_tree(tree: PythonTree) -> bool:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if isinstance(target, ast.Attribute) and target.attr in DECORATOR_VERBS:
+                return True
+            name = (
+                target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+            )
+            if name in CACHES:
                 return True
     return False
 
@@ -380,6 +389,25 @@ gr.ChatInterface(reply).launch()
             7,
             88,
         ),
+        # one LlamaIndex chat engine and its memory from a cached factory, used by every session of a Streamlit script
+        Invalid(
+            """
+import streamlit as st
+from llama_index.core.chat_engine import SimpleChatEngine
+from llama_index.core.memory import ChatMemoryBuffer
+
+@st.cache_resource
+def engine():
+    return SimpleChatEngine.from_defaults(memory=ChatMemoryBuffer.from_defaults(token_limit=1500))
+
+if text := st.chat_input():
+    st.write(engine().chat(text).response)
+""",
+            6,
+            1,
+            6,
+            19,
+        ),
         # a checkpointed graph run with one thread id by a FastAPI route
         Invalid(
             """
@@ -417,15 +445,12 @@ def talk(text: str):
         for keyed in constant_keys(facts):
             self._report_keyed(keyed)
 
-    def _where(self, function: cst.FunctionDef, how: str) -> str:
-        return f"the function `{function.name.value}` ({how})"
-
     def _report_held(self, held: Held) -> None:
         facts = self.chat_facts()
         name = facts.code(held.use)
         message = (
             f"`{name}` keeps one conversation, made once {held.how} for the whole process: "
-            f"{self._where(held.entry.function, held.entry.how)} serves each caller with it, so every user's turns "
+            f"{held.entry.where} serves each caller with it, so every user's turns "
             "go into the same conversation and each request sends the others' turns to the model, which can "
             "show them back."
         )
@@ -446,7 +471,7 @@ def talk(text: str):
             properties={
                 "history": name,
                 "storage": "process",
-                "entry": held.entry.function.name.value,
+                "entry": held.entry.name,
                 "identity": held.identity,
             },
         )
@@ -455,7 +480,7 @@ def talk(text: str):
         facts = self.chat_facts()
         key = facts.code(keyed.key)
         message = (
-            f"Every caller continues the conversation {key}: {self._where(keyed.entry.function, keyed.entry.how)} "
+            f"Every caller continues the conversation {key}: {keyed.entry.where} "
             f"serves each user with this one constant id, so the store keeps one conversation for all of them "
             "and each request sends the others' turns to the model, which can show them back."
         )
@@ -468,7 +493,7 @@ def talk(text: str):
             properties={
                 "history": key,
                 "storage": "key",
-                "entry": keyed.entry.function.name.value,
+                "entry": keyed.entry.name,
                 "identity": keyed.identity,
             },
         )
@@ -478,7 +503,7 @@ def talk(text: str):
         history = shared.flow.history
         name = history.storage.label
         lines = ", ".join(str(self.span(g).line) for g in shared.growth)
-        where = f"the function `{shared.entry.function.name.value}` ({shared.entry.how})"
+        where = shared.entry.where
         message = (
             f"`{name}` is one history for every user: {where} serves each caller from this process, adds the "
             f"caller's turn to it (line{'s' if len(shared.growth) > 1 else ''} {lines}) and sends it whole to "
@@ -498,7 +523,7 @@ def talk(text: str):
             properties={
                 "history": name,
                 "storage": history.storage.kind,
-                "entry": shared.entry.function.name.value,
+                "entry": shared.entry.name,
                 "identity": identity,
                 "sink": shared.flow.sink.api,
                 "code": facts.code(shared.flow.use.node),

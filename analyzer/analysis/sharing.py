@@ -39,15 +39,24 @@ from chatbound.vocabulary.servers import (
 )
 
 SHARED_KINDS = ("module", "attribute")  # lasting state with no key: one value per process
+SCRIPT = "the script's top level (every session reruns it in the one server process)"
 
 
 @dataclass(frozen=True)
 class Entry:
     """A function that serves many users, and how the code registers it."""
 
-    function: cst.FunctionDef
+    function: cst.FunctionDef | None  # None: the top level of a script every session reruns
     how: str  # `@app.post("/chat")`, `CommandHandler("ask", ask)`
     node: cst.CSTNode  # the decorator or the registering call
+
+    @property
+    def where(self) -> str:
+        return self.how if self.function is None else f"the function `{self.function.name.value}` ({self.how})"
+
+    @property
+    def name(self) -> str:
+        return self.function.name.value if self.function is not None else ""
 
 
 @dataclass(frozen=True)
@@ -137,12 +146,16 @@ def _handler_argument(call: cst.Call) -> cst.BaseExpression | None:
     return positional[index].value if len(positional) > index else None
 
 
-def served(facts) -> dict[int, Entry]:
+def served(facts, script: bool = False) -> dict[int, Entry]:
     """Every function that runs while an entry point serves a caller: the entry points and the
     module's functions they call, transitively. A method is reached through `self` inside an
     entry of its own class, or through a module-level instance of its class (the one object
-    the process builds); an instance built per request is not shared."""
+    the process builds); an instance built per request is not shared. With `script`, the top
+    level of a script every session reruns (`RERUN_PACKAGES`) is an entry too, by `id(None)`:
+    what it binds is made again per session, but what it gets from a cache is not."""
     reached = dict(entries(facts))
+    if script and _imports_any(facts, RERUN_PACKAGES):
+        reached[id(None)] = Entry(None, SCRIPT, facts.rule.context.module)
     work = [entry.function for entry in reached.values()]
     while work:
         function = work.pop()
@@ -196,7 +209,7 @@ def shared_flows(facts) -> list[Shared]:
             continue
         growth = tuple(g for g in history.growth if id(facts.function_of(g)) in reached)
         if growth:
-            found.append(Shared(flow, entry, growth, _identity(entry.function)))
+            found.append(Shared(flow, entry, growth, _identity(entry)))
     return found
 
 
@@ -209,8 +222,11 @@ def _kept_for_everyone(facts, flow: Flow, function: cst.FunctionDef, entry: Entr
     return klass is not None and (facts.class_of(entry.function) is klass or bool(_module_instances(facts, klass)))
 
 
-def _identity(function: cst.FunctionDef) -> str:
+def _identity(entry: Entry) -> str:
     """The entry's parameter that says who asks, if it has one."""
+    function = entry.function
+    if function is None:
+        return ""
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         if IDENTITY.match(param.name.value):
             return param.name.value
@@ -220,31 +236,33 @@ def _identity(function: cst.FunctionDef) -> str:
 def held_conversations(facts) -> list[Held]:
     """Each framework object keeping a conversation that served code uses while the process
     made it once: one per object, at its first use."""
-    reached = served(facts)
+    reached = served(facts, script=True)
     found: dict[int, Held] = {}
     for call in facts.nodes.calls:
-        function = facts.function_of(call)
-        entry = reached.get(id(function)) if function is not None else None
+        entry = reached.get(id(facts.function_of(call)))
         if entry is None or not isinstance(call.func, cst.Attribute):
             continue
         once = _made_once(facts, call.func.value, frozenset())
         if once is not None and id(once[0]) not in found:
-            found[id(once[0])] = Held(once[0], once[1], entry, call.func.value, _identity(entry.function))
+            found[id(once[0])] = Held(once[0], once[1], entry, call.func.value, _identity(entry))
     return list(found.values())
 
 
-def _made_once(facts, expr: cst.CSTNode | None, seen: frozenset) -> tuple[cst.CSTNode, str] | None:
+def _made_once(
+    facts, expr: cst.CSTNode | None, seen: frozenset, part: int | None = None
+) -> tuple[cst.CSTNode, str] | None:
     """Where the process makes the conversation object `expr` names once: a module-level
     binding (not in a script rerun per session), or a call of a cached factory whose parameters
-    do not say who asks."""
+    do not say who asks. `part`: the element of the returned tuple a target unpacks."""
     if isinstance(expr, cst.Name) and expr.value not in seen:
         value = facts.assignment_before(expr)
+        unpacked = _unpacked(facts, expr) if value is None else None
+        value, part = unpacked if unpacked is not None else (value, None)
         if not isinstance(value, cst.BaseExpression):
             return None
-        if facts.function_of(value) is None:
-            rerun = _imports_any(facts, RERUN_PACKAGES)
-            return (value, "at module level") if not rerun and keeps(facts, value, frozenset()) else None
-        return _made_once(facts, value, seen | {expr.value})
+        if facts.function_of(value) is None and part is None and not _imports_any(facts, RERUN_PACKAGES):
+            return (value, "at module level") if keeps(facts, value, frozenset()) else None
+        return _made_once(facts, value, seen | {expr.value}, part)
     if not isinstance(expr, cst.Call):
         return None
     for function in facts.callees(expr):
@@ -252,9 +270,36 @@ def _made_once(facts, expr: cst.CSTNode | None, seen: frozenset) -> tuple[cst.CS
         params = [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
         if cache is None or any(IDENTITY.match(p.name.value) for p in params):
             continue
-        if any(keeps(facts, value, seen | {function.name.value}) for value in facts.returns(function)):
+        returned = [_element(value, part) for value in facts.returns(function)]
+        if any(keeps(facts, value, frozenset({function.name.value})) for value in returned):
             return cache, f"by the cached factory `{function.name.value}`"
     return None
+
+
+def _unpacked(facts, name: cst.Name) -> tuple[cst.BaseExpression, int] | None:
+    """(value, index) of the last `a, b = value` in `name`'s function (or top level) before it
+    that binds `name` as the index-th target: `engine, ctx = load()`."""
+    found = None
+    for node in facts.nodes.assigns:
+        if not isinstance(node, cst.Assign) or facts.function_of(node) is not facts.function_of(name):
+            continue
+        if facts.order(node) > facts.order(name):
+            continue
+        for target in node.targets:
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
+            for index, element in enumerate(elements):
+                if isinstance(element.value, cst.Name) and element.value.value == name.value:
+                    found = (node.value, index)
+    return found
+
+
+def _element(value: cst.BaseExpression, part: int | None) -> cst.BaseExpression | None:
+    """What a return gives the `part`-th target of an unpacking (`return engine, ctx`), or all of it."""
+    if part is None:
+        return value
+    elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+    element = elements[part] if part < len(elements) else None
+    return element.value if isinstance(element, cst.Element) else None
 
 
 def _caches(facts, decorator: cst.BaseExpression) -> bool:
@@ -270,7 +315,7 @@ def keeps(facts, expr: cst.CSTNode | None, seen: frozenset) -> bool:
         return keeps(facts, facts.assignment_before(expr), seen | {expr.value})
     if not isinstance(expr, cst.Call):
         return False
-    if any(frameworks.keeps_conversation(name) for name in facts.qualified(expr.func)):
+    if any(frameworks.keeps_conversation(name) for name in _made_by(facts, expr)):
         return True
     given = (
         a.value for a in expr.args if a.keyword is not None and a.keyword.value in frameworks.CONVERSATION_KEYWORDS
@@ -288,6 +333,15 @@ def keeps(facts, expr: cst.CSTNode | None, seen: frozenset) -> bool:
     )
 
 
+def _made_by(facts, call: cst.Call) -> set[str]:
+    """What `call` is, qualified: its callee through the imports, or a method of an object an
+    imported call built (`index.as_chat_engine()` after `index = VectorStoreIndex.from_documents(d)`)."""
+    names = facts.qualified(call.func)
+    if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+        names |= {f"{maker}.{call.func.attr.value}" for maker in facts.client_of(call.func.value)}
+    return names
+
+
 def constant_keys(facts) -> list[Keyed]:
     """Each served run of a conversation store (`frameworks.conversation_key`) whose key is a
     literal: every caller continues the same conversation."""
@@ -298,5 +352,5 @@ def constant_keys(facts) -> list[Keyed]:
         entry = reached.get(id(function)) if function is not None else None
         key = frameworks.conversation_key(facts, call) if entry is not None else None
         if entry is not None and isinstance(key, (cst.SimpleString, cst.Integer)):
-            found.append(Keyed(key, call, entry, _identity(entry.function)))
+            found.append(Keyed(key, call, entry, _identity(entry)))
     return found

@@ -21,6 +21,14 @@ file is named beside each fact.
   messages within N tokens; without `token_limit` the limit is 0.75 of the llm's context window
   (`DEFAULT_TOKEN_LIMIT_RATIO`), else 3,000 (memory/chat_memory_buffer.py): that default grows
   with the window, so only a limit of at most the 3,000 tokens chatbound's own fix uses bounds.
+
+Objects that keep one conversation (`keeps_conversation`; checked against llama-index-core
+0.14.25, also in the legacy `llama_index` 0.9 package): every chat engine keeps its turns in a
+memory, `chat()` / `stream_chat()` put the user's message and the answer into it and read it
+back on the next call (chat_engine/simple.py, context.py, condense_question.py,
+condense_plus_context.py). `index.as_chat_engine(...)` returns one of them for every
+`chat_mode` (indices/base.py); `ChatMemoryBuffer`, `ChatSummaryMemoryBuffer`, `Memory`,
+`SimpleComposableMemory` and `VectorMemory` (memory/) are such memories themselves.
 """
 
 from __future__ import annotations
@@ -34,6 +42,29 @@ from chatbound.frameworks.vocabulary import Handoff
 from chatbound.syntax.messages import callee_name, string
 from chatbound.syntax.tree import walk
 from chatbound.vocabulary.sinks import Sink, keyword, positional
+
+# classes whose objects keep a conversation: the chat engines of chat_engine/ and the memories of memory/
+KEEPERS = frozenset(
+    """SimpleChatEngine ContextChatEngine CondenseQuestionChatEngine CondensePlusContextChatEngine
+    MultiModalContextChatEngine MultiModalCondensePlusContextChatEngine ChatMemoryBuffer
+    ChatSummaryMemoryBuffer Memory SimpleComposableMemory VectorMemory""".split()
+)
+MAKERS = frozenset({"from_defaults"})  # the classes' own constructors
+ENGINE_METHODS = frozenset({"as_chat_engine"})  # an index's method returning a chat engine
+
+
+def keeps_conversation(qualified: str) -> bool:
+    """Whether a call of `qualified` makes an object keeping one conversation: a keeper class
+    (`llama_index.core.memory.ChatMemoryBuffer.from_defaults`) or an index's chat engine
+    (`llama_index.core.VectorStoreIndex.from_documents.as_chat_engine`, named by the call the
+    index was built by)."""
+    parts = qualified.split(".")
+    if parts[0] != "llama_index" or len(parts) < 2:
+        return False
+    if parts[-1] in MAKERS:
+        parts = parts[:-1]
+    return parts[-1] in KEEPERS or (parts[-1] in ENGINE_METHODS and len(parts) > 2)
+
 
 TOOL_CHATS = frozenset({"chat_with_tools", "achat_with_tools", "stream_chat_with_tools", "astream_chat_with_tools"})
 CALLS = HANDOFF_CALLS = TOOL_CHATS
