@@ -1210,6 +1210,8 @@ class Mentor:
             related.append(self.related(node, f"{named} is defined here"))
         for node in use.via:
             related.append(self.related(node, f"`{label}` is built from {named} here"))
+        for node in history.keepers[:3]:
+            related.append(self.related(node, f"{named} is kept between turns by the store given here"))
         for node in growth:
             if not isinstance(node, cst.FunctionDef):
                 related.append(self.related(node, f"{named} grows here"))

@@ -66,6 +66,7 @@ from chatbound.frameworks import (
     chainlit,
     chat_memories,
     crewai,
+    gradio,
     langchain,
     langgraph,
     llama_index,
@@ -97,6 +98,7 @@ MODULES = (
     llama_index,
     langchain,
     streamlit,
+    gradio,
     routes,
     memory_objects,
 )
@@ -134,6 +136,7 @@ __all__ = [
     "fix",
     "framework_kind",
     "handoffs",
+    "history_callbacks",
     "instructed_agent",
     "memories",
     "Server",
@@ -185,6 +188,7 @@ _KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
 CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
 CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
 _ROUTE_SCHEMAS, _CHOOSES_TOOLS = _declared("route_schemas"), _declared("chooses_tools")
+_CALLBACKS = _declared("history_callbacks")
 
 
 def _first(functions, *args):
@@ -197,6 +201,12 @@ def _first(functions, *args):
 
 def storage(facts, expr: cst.CSTNode):
     return _first(_STORAGE, facts, expr)
+
+
+def history_callbacks(facts) -> list:
+    """(function, parameter): functions this module hands a chat UI of another module, each
+    parameter receiving the UI's whole chat every turn."""
+    return [found for function in _CALLBACKS for found in function(facts)]
 
 
 def collect(facts) -> None:

@@ -45,6 +45,9 @@ class History:
     bounded_store: bool = False
     textual: bool = False  # grows with text or records, not numbers
     growth_note: str = ""  # how a framework grows it, where no growth site says (`the add_messages reducer`)
+    keepers: list = field(
+        default_factory=list
+    )  # where a framework is given what keeps it between turns (a checkpointer)
 
     @property
     def is_chat(self) -> bool:

@@ -5,6 +5,7 @@ memory), and bounded views of a history (`h[-N:]`, a call named like a window or
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -38,12 +39,18 @@ class BoundFacts:
         dropped = [t for t in history.trims if self.function_of(t) is function and self._drops_one(t)]
         return len(dropped) < len(grown)
 
-    @staticmethod
-    def _drops_one(trim: cst.CSTNode) -> bool:
-        """`h.pop(0)`, `h.popleft()`, `del h[0]`: one item, the oldest."""
+    def _drops_one(self, trim: cst.CSTNode) -> bool:
+        """`h.pop(0)`, `h.popleft()`, `del h[0]`: one item, the oldest; the first match of
+        `for i, m in enumerate(h): ... h.pop(i); break`; a helper call whose every trim drops one."""
         if isinstance(trim, cst.Call):
             name = callee_name(trim)
             first = trim.args[0].value if trim.args else None
+            if name == "pop" and isinstance(first, cst.Name):
+                loop = self._enumerating(first, trim.func.value if isinstance(trim.func, cst.Attribute) else None)
+                return loop is not None and self._stops_early(loop)
+            helpers = [self.helper_trims.get(id(f), []) for f in self.callees(trim)] if name != "pop" else []
+            if any(helpers):
+                return all(self._drops_one(t) for found in helpers for t, _, _ in found)
             return name == "popleft" or (name == "pop" and isinstance(first, cst.Integer) and first.value == "0")
         if isinstance(trim, cst.Del):
             target = trim.target
@@ -60,10 +67,57 @@ class BoundFacts:
         name = callee_name(call)
         if name in ("popleft", "reduce"):
             return True
-        if name == "pop":
-            return bool(call.args) and not isinstance(call.args[0].value, (cst.SimpleString, cst.Name))
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if name == "pop":
+            first = call.args[0].value if call.args else None
+            if isinstance(first, cst.Name) and self._enumerating(first, receiver) is not None:
+                return self._under_size_test(call, receiver)  # `for i, m in enumerate(h): h.pop(i)` when too long
+            return first is not None and not isinstance(first, (cst.SimpleString, cst.Name))
         return name == "clear" and self._under_size_test(call, receiver)
+
+    def _enumerating(self, index: cst.Name, receiver: cst.CSTNode | None) -> cst.For | None:
+        """The loop around `index`, `for index, _ in enumerate(receiver)`: `index` a position in the list."""
+        loop = next((a for a in self.ancestors(index) if isinstance(a, (cst.For, cst.FunctionDef))), None)
+        if receiver is None or not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+            return None
+        target = loop.target
+        first = target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else None
+        listed = loop.iter.args[0].value if loop.iter.args else None
+        if callee_name(loop.iter) != "enumerate" or not isinstance(first, cst.Name) or first.value != index.value:
+            return None
+        return loop if listed is not None and self.code(listed) == self.code(receiver) else None
+
+    @functools.cached_property
+    def helper_trims(self) -> dict[int, list[tuple[cst.Call, str, cst.BaseExpression | None]]]:
+        """By function id, the trims a function makes of what a parameter holds: (the trim, the
+        parameter, the key read from it or None): `h.pop(0)` of `h`, or `messages.pop(i)` after
+        `messages = chat.get("messages")` (key `"messages"`). A caller's argument is trimmed at the call."""
+        found: dict[int, list] = {}
+        for call in self.nodes.trim_calls:
+            receiver = call.func.value
+            function = self.function_of(call)
+            if function is None or not isinstance(receiver, cst.Name) or not self._trims(call):
+                continue
+            held = self._param_held(receiver)
+            if held is not None:
+                found.setdefault(id(function), []).append((call, *held))
+        return found
+
+    def _param_held(self, name: cst.Name) -> tuple[str, cst.BaseExpression | None] | None:
+        """(parameter, key) where `name` is a parameter, or `param.get(key)` / `param[key]` read from one."""
+        bound = self.assignment_before(name)
+        if isinstance(bound, cst.Param):
+            return bound.name.value, None
+        if isinstance(bound, cst.Call) and callee_name(bound) == "get" and bound.args:
+            owner, key = bound.func.value if isinstance(bound.func, cst.Attribute) else None, bound.args[0].value
+        elif isinstance(bound, cst.Subscript) and len(bound.slice) == 1 and isinstance(bound.slice[0].slice, cst.Index):
+            owner, key = bound.value, bound.slice[0].slice.value
+        else:
+            return None
+        if not isinstance(key, cst.SimpleString) or not isinstance(owner, cst.Name):
+            return None
+        param = self.assignment_before(owner)
+        return (param.name.value, key) if isinstance(param, cst.Param) else None
 
     def _under_size_test(self, node: cst.CSTNode, subject: cst.CSTNode | None = None) -> bool:
         """Inside `if len(h) > N:` / `while tokens(h) > budget:`, here or at every call of the

@@ -261,6 +261,7 @@ class GrowthFacts:
                             history.windows.append(node)
         for call in self.nodes.calls:
             self._collect_helper_growth(call)
+            self._collect_helper_trims(call)
         for key, function, param in self.gradio_params.values():
             history = self.history(Storage(key, "gradio", param))
             history.growth.append(function)
@@ -398,6 +399,20 @@ class GrowthFacts:
                 storage = self.storage_of(argument) if argument is not None else None
                 if storage is not None:
                     self._grow(storage, call)
+
+    def _collect_helper_trims(self, call: cst.Call) -> None:
+        """`shorten(chats[uid])`: a helper of the module that trims what its parameter holds trims
+        the caller's history at the call (`outgrown` then weighs the calls against the growth)."""
+        for function in self.callees(call):
+            for _, param, key in self.helper_trims.get(id(function), []):
+                argument = self.argument_for(call, function, param)
+                if argument is None:
+                    continue
+                storage = (
+                    self.storage_of(argument) if key is None else self._entry(argument, key, argument, frozenset())
+                )
+                if storage is not None:
+                    self.history(storage).trims.append(call)
 
     def returned_params(self, function: cst.FunctionDef) -> list[str]:
         """Parameters `function` grows and returns as the same list (`return reply, messages`,

@@ -437,6 +437,8 @@ class StorageFacts:
     def _gradio_params(self) -> dict[tuple[int, str], tuple[str, cst.FunctionDef, str]]:
         """Parameters of Gradio chat callbacks that the framework grows every turn."""
         found: dict = {}
+        for function, param in frameworks.history_callbacks(self):  # a chat UI of another module calls it
+            found[(id(function), param)] = (f"{function.name.value}({param})", function, param)
         if not any(n.startswith("gradio") for n in self.nodes.imports):
             return found
         for call in self.nodes.calls:

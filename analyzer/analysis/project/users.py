@@ -89,9 +89,13 @@ def project_links(
                 given.setdefault(module_path, {}).setdefault(name, []).append(Mention(tag, place))
                 rests_on.setdefault(module_path, set()).add(path)
     seen: dict[str, dict[str, list[Mention]]] = {}
+    named = {name.encode() for found in (*defined.values(), *exported.values()) for name in found}
     for path in (
-        (set(trees) | set(given)) & set(sources) if defined or exported else ()
-    ):  # a node module need not name the framework
+        (set(trees) | set(given) | {p for p, source in sources.items() if any(n in source for n in named)})
+        & set(sources)
+        if defined or exported
+        else ()
+    ):  # a node module, or a module handing a function to a chat UI, need not name the framework
         for local, (module_path, name) in _imported(resolver, path, sources[path]).items():
             for mention in (*defined.get(module_path, {}).get(name, ()), *exported.get(module_path, {}).get(name, ())):
                 seen.setdefault(path, {}).setdefault(local, []).append(mention)

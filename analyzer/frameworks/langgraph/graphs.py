@@ -337,12 +337,27 @@ def _node_name(facts, value: cst.BaseExpression) -> str | None:
 
 
 def _builds_graph(facts, call: cst.Call) -> bool:
-    """`builder.compile(saver)` where `builder = StateGraph(...)`."""
+    """`builder.compile(saver)` where `builder = StateGraph(...)`, or `builder = build()` of a
+    module function returning one."""
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if isinstance(receiver, cst.Call):
-        return callee_name(receiver) == "StateGraph"
-    value = facts.assignment_before(receiver) if isinstance(receiver, cst.Name) else None
-    return isinstance(value, cst.Call) and callee_name(value) == "StateGraph"
+    return receiver is not None and _is_builder(facts, receiver, frozenset())
+
+
+def _is_builder(facts, value: cst.BaseExpression, seen: frozenset) -> bool:
+    """`value` is a `StateGraph(...)`: made here, bound to a name, or returned by a module function."""
+    if isinstance(value, cst.Name):
+        bound = facts.assignment_before(value)
+        return isinstance(bound, cst.BaseExpression) and bound is not value and _is_builder(facts, bound, seen)
+    if not isinstance(value, cst.Call):
+        return False
+    if callee_name(value) == "StateGraph":
+        return True
+    return any(
+        _is_builder(facts, returned, seen | {id(function)})
+        for function in facts.callees(value)
+        if id(function) not in seen
+        for returned in facts.returns(function)
+    )
 
 
 def _state_param(function: cst.FunctionDef) -> cst.Param | None:

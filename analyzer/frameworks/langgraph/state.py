@@ -96,6 +96,7 @@ def collect(facts) -> None:
         history.trims.extend(removals)
         if found.checkpointers:
             history.growth.extend(found.reducers)
+            history.keepers.extend(found.checkpointers)
             history.growth_note = "the `add_messages` reducer" if found.adds_messages else "the `operator.add` reducer"
     for key, returned in found.rewritten.items():  # a plain list channel a checkpointed node writes back grown
         facts.history(_storage(found, key)).growth.extend(returned)
