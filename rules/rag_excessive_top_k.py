@@ -318,7 +318,7 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
             return  # the chat facts are built only where a retrieval asks for too many
         facts = self.chat_facts()
         retrieval = RetrievalFacts(facts, self.limit, self._keeps_few)
-        reported: set[tuple[int, int]] = set()  # (where they reach, which retrieval): two retrievals, two findings
+        reported: set[int] = set()
         for label, count_node, found, source in self.candidates:
             if isinstance(source, cst.Call):
                 reaches = retrieval.reach_of_call(source, found.value)
@@ -326,14 +326,14 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
                 reaches = retrieval.reach_of_query(source, found.value)
             for reach in reaches:
                 node = count_node if reach.node is source else reach.node
-                if (id(node), id(source)) not in reported:
-                    reported.add((id(node), id(source)))
+                if id(node) not in reported:
+                    reported.add(id(node))
                     self._report(facts, node, label, count_node, found, reach.count)
         for call, remote in self._imported(facts) if imported else ():
             asked = remote.retrieves.summary
             for reach in retrieval.reach_of_returned(call, asked.count, asked.kind):
-                if (id(reach.node), id(call)) not in reported:
-                    reported.add((id(reach.node), id(call)))
+                if id(reach.node) not in reported:
+                    reported.add(id(reach.node))
                     self._report_imported(facts, reach, call, remote)
 
     def _imported(self, facts) -> list[tuple[cst.Call, RemoteFunction]]:

@@ -18,8 +18,7 @@ of their return) and loops that accumulate text, until they are cut or reach a m
 Across modules (the project pass): results passed to a function of another module reach a
 model when that function sends its parameter; a function that returns results with no cut is
 recorded in its module's summary (`returned`), and its callers in other modules follow them
-from the call (`reach_of_returned`); a function that returns text built from a parameter with
-no cut (a prompt builder, `passed`) hands results passed to it on through its return. Anything else (results passed to a function that sends
+from the call (`reach_of_returned`). Anything else (results passed to a function that sends
 nothing, stored on an object, never used) reaches no model the analysis can see: no finding. Framework facts below are checked
 against langchain-core 1.8.4 / langchain 0.3 and llama-index-core 0.12 (names of the
 retriever builders, retrieve methods, chains and engines that take a retriever).
@@ -32,7 +31,6 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from chatbound import frameworks
 from chatbound.analysis.histories import walk
@@ -86,9 +84,6 @@ CHAIN_BUILDERS = frozenset({"create_retrieval_chain", "create_retriever_tool", "
 CHAIN_CLASSES = re.compile(r"(Chain|QA\w*|QueryEngine|ChatEngine|RetrieverTool)$")
 # calls that hand their argument back whole, as a copy or as text
 PASSTHROUGH = frozenset("list tuple sorted reversed enumerate join format dumps str".split())
-# syntax steps a follow takes at most (each name, call, element and f-string part is one): a
-# retrieval, a conditional, a join, a prompt builder and a message list take about 15
-MAX_STEPS = 24
 # SQL drivers: the rows of the query just executed
 FETCHES = frozenset("fetch fetchall fetchmany all scalars".split())
 
@@ -304,61 +299,12 @@ class RetrievalFacts:
             for r in self._follow(later, count, "results", later, 0)
         ]
 
-    def passed(self, function: cst.FunctionDef) -> tuple[str, ...]:
-        """The arguments `function`'s return carries whole, followed as results are (a prompt
-        built from them: `return f"...{context}..."`): its parameters by name, and the keys it
-        reads of its `**kwargs` (`kwargs.get("context")`, `kwargs["context"]`). Results passed
-        to it from another module go on through its return (`_passed_on`)."""
-        starts = [(p.name.value, load) for p in self.facts._params(function) for load in self._loads(p.name, function)]
-        star = function.params.star_kwarg
-        for load in self._loads(star.name, function) if isinstance(star, cst.Param) else ():
-            read = self._key_read(load)
-            if read is not None:
-                starts.append(read)
-        found = []
-        for name, node in starts:
-            before = len(self.returned)
-            self._follow(node, 1, "results", node, 0)
-            if name not in found and any(f is function for f, _, _ in self.returned[before:]):
-                found.append(name)
-        return tuple(found)
-
-    def _key_read(self, load: cst.Name) -> tuple[str, cst.CSTNode] | None:
-        """`kwargs.get("key", ...)` or `kwargs["key"]`: ("key", that read)."""
-        parent = self.facts.parent(load)
-        if isinstance(parent, cst.Attribute) and parent.attr.value == "get":
-            call = self.facts.parent(parent)
-            if isinstance(call, cst.Call) and call.func is parent and call.args:
-                key = literal(call.args[0].value)
-                return (key, call) if isinstance(key, str) else None
-        if (
-            isinstance(parent, cst.Subscript)
-            and len(parent.slice) == 1
-            and isinstance(parent.slice[0].slice, cst.Index)
-        ):
-            key = literal(parent.slice[0].slice.value)
-            return (key, parent) if isinstance(key, str) else None
-        return None
-
-    def _passed_on(self, call: cst.Call, arg: cst.Arg) -> bool:
-        """Whether a function of another module returns this argument whole (`passes`)."""
-        remote = None if self.facts.callees(call) else self.facts.imported_function(call)
-        if remote is None or not remote.passes:
-            return False
-        if arg.keyword is not None:
-            return arg.keyword.value in remote.passes
-        positional = [a for a in call.args if a.keyword is None]
-        index = next((i for i, a in enumerate(positional) if a is arg), None)
-        if arg.star or index is None:
-            return False
-        return index < len(remote.params) and remote.params[index] in remote.passes
-
     # --- the follow ---------------------------------------------------------------------------
 
     def _follow(self, node: cst.CSTNode, count: int, kind: str, entry: cst.CSTNode, depth: int) -> list[Reach]:
         """Where the value of `node` (results, or a retriever) reaches a model; `entry` is the
         node to report when it does (the read that brought it into the current expression)."""
-        if depth > MAX_STEPS:
+        if depth > 12:
             return []
         parent = self.facts.parent(node)
         if parent is None:
@@ -384,13 +330,8 @@ class RetrievalFacts:
         ):
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.BitOr):
                 return [Reach(node, count)]  # a LangChain pipe: the chain's model gets them
-            if (
-                isinstance(parent, cst.DictElement)
-                and parent.key is node
-                or isinstance(parent, cst.IfExp)
-                and parent.test is node
-            ):
-                return []  # a key, or the condition: not the value
+            if isinstance(parent, cst.DictElement) and parent.key is node:
+                return []
             return up()
         if kind == "retriever":
             return self._follow_retriever(node, parent, count, entry, depth)
@@ -452,7 +393,7 @@ class RetrievalFacts:
             isinstance(call.func, cst.Attribute) and RERANK_NAME.search(dotted(call.func)[-2])
         ):
             return [] if self.keeps_few(call) else self._follow(call, count, kind, entry, depth + 1)
-        if name in PASSTHROUGH or self._passed_on(call, arg):
+        if name in PASSTHROUGH:
             return self._follow(call, count, kind, entry, depth + 1)
         found = []
         for function in self.facts.callees(call):
@@ -582,30 +523,9 @@ class RetrievalFacts:
             and (
                 isinstance(self.facts.assignment_before(name), cst.Param)
                 if function is not None
-                else self.facts.assignment_before(name) is bound or self._may_see(name, target)
+                else self.facts.assignment_before(name) is bound
             )
         ]
-
-    def _may_see(self, read: cst.Name, target: cst.Name) -> bool:
-        """Whether `read` may see the binding at `target` though a later one is nearer: `docs` bound
-        in one branch of an `if` and again in another (or in a nested `if`) is read after them
-        with either value. A later binding hides it only from a block holding both."""
-        scope = self.facts.rule.get_metadata(ScopeProvider, read, None)
-        start, end = self.facts.order(target), self.facts.order(read)
-        if scope is None or not start < end or self.facts.bound_value(target) is None:
-            return False
-        for assignment in scope[read.value]:
-            other = getattr(assignment, "node", None)
-            value = self.facts.bound_value(other) if isinstance(other, cst.Name) else None
-            if value is not None and self.facts.inside(read, value):
-                continue  # `docs = [d[:500] for d in docs]` reads the binding before it
-            if isinstance(other, cst.Name) and other is not target and start < self.facts.order(other) < end:
-                block = next(
-                    (a for a in self.facts.ancestors(other) if isinstance(a, (cst.IndentedBlock, cst.Module))), None
-                )
-                if block is not None and self.facts.inside(target, block) and self.facts.inside(read, block):
-                    return False
-        return True
 
     def _is_read(self, name: cst.Name) -> bool:
         """A name read as a value: not a binding, an attribute's name, a keyword or a parameter."""

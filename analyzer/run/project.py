@@ -65,11 +65,6 @@ def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
     return may_import_chat(source) or sends(source)
 
 
-# a function returning an f-string (a prompt builder, `return f"...{context}..."`): what is passed
-# to it may go on to a model through its return (`FunctionSummary.passes`)
-PROMPT_BUILDER = re.compile(rb"\breturn\s+\(?\s*[fF][rR]?[\"']")
-
-
 def may_call_model(source: bytes) -> bool:
     """Whether a module can hold a model call, so that a parameter of its functions may reach
     one: the shape of a model call, a chat memory or a framework's in its text (the triggers of
@@ -297,7 +292,7 @@ class ProjectIndex:
             return None
 
     def _summary_of(self, source: bytes, path: str) -> ModuleSummary:
-        if not (may_export(source, self.sends) or PROMPT_BUILDER.search(source) or self._wraps(path, source)):
+        if not (may_export(source, self.sends) or self._wraps(path, source)):
             return ModuleSummary(imports=dict(imports_of(source)))  # a package's re-exports, read from its text
         digest = hashlib.sha256(source).hexdigest()
         found = self._summaries.get(digest)
@@ -406,9 +401,10 @@ class ProjectIndex:
     ) -> RemoteFunction | None:
         """The function as importers see it, or None when it offers nothing (once per run)."""
         function = summary.functions[name]
-        if not (
-            function.sends or function.forwards or function.returns or function.writes or function.retrieves
-        ) and not (function.keeps or function.passes):
+        if (
+            not (function.sends or function.forwards or function.returns or function.writes or function.retrieves)
+            and not function.keeps
+        ):
             return None
         key = (path, name)
         if key not in self._remotes:
@@ -447,16 +443,9 @@ class ProjectIndex:
         retrieves = function.retrieves
         retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
         kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
-        if (
-            not (sends or function.writes or function.passes)
-            and returned is None
-            and retrieved is None
-            and kept is None
-        ):
+        if not sends and returned is None and not function.writes and retrieved is None and kept is None:
             return None
-        return RemoteFunction(
-            shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept, function.passes
-        )
+        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept)
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

@@ -81,7 +81,6 @@ class FunctionSummary:
     writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
     retrieves: RetrievalSummary | None = None  # retrieval results it returns whole
     keeps: Span | None = None  # it returns an object keeping one conversation, made here
-    passes: tuple[str, ...] = ()  # arguments its return carries whole (a prompt built from them): `Passes`
 
 
 @dataclass(frozen=True)
@@ -121,8 +120,7 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists) or any(
-            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.passes
-            for f in self.functions.values()
+            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps for f in self.functions.values()
         )
 
 
@@ -172,7 +170,6 @@ class RemoteFunction:
     writes: tuple[StoreWrite, ...] = ()
     retrieves: RemoteRetrieval | None = None
     keeps: Place | None = None  # where the conversation object it returns is made
-    passes: tuple[str, ...] = ()  # as `FunctionSummary.passes`
 
 
 @dataclass(frozen=True)

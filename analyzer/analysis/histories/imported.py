@@ -59,8 +59,8 @@ class ImportedFacts:
         """The whole history an imported function returns; [] when it is linked and returns
         none (a bounded view), None when the call is not linked."""
         remote = self.imported_function(call)
-        if remote is None or not (remote.sends or remote.returns or remote.writes or remote.retrieves or remote.keeps):
-            return None  # not linked, or linked only for the arguments its return carries (retrieval's concern)
+        if remote is None:
+            return None
         if remote.returns is None:
             return []
         return [Use(self.imported_history(remote.returns).storage, call)]

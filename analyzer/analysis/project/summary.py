@@ -3,8 +3,7 @@ read from its own chat facts and nothing else (no other module is read while sum
 
 For each top-level function and each method of a top-level class: its parameters that reach
 a model whole (and at which model call), those it passes whole to an imported function, and
-the whole history it returns (with how that history grows and what bounds it), the
-arguments its return carries whole (a prompt built from them), and the
+the whole history it returns (with how that history grows and what bounds it), and the
 retrieval results it returns with no cut (how many: whether they are too many is the
 importer's call, under its own `max-top-k`). Also its
 classes, its module-level instances of them, its module-level text constants (a prompt kept in
@@ -79,7 +78,6 @@ class Summarizer(ChatRule):
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.chat_facts()
         retrieved = self._retrievals(facts)
-        passes = RetrievalFacts(facts, math.inf, lambda reranker: True)
         functions = {}
         for function in facts.nodes.functions:
             name = self._qualname(facts, function)
@@ -90,7 +88,6 @@ class Summarizer(ChatRule):
                     facts.calls_in(function),
                     facts.returns(function),
                     retrieved.get(id(function)),
-                    passes.passed(function),
                 )
         classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
         self.summary = ModuleSummary(
@@ -194,7 +191,6 @@ class Summarizer(ChatRule):
         calls: list[cst.Call],
         values: list[cst.BaseExpression],
         retrieves: RetrievalSummary | None,
-        passes: tuple[str, ...],
     ) -> FunctionSummary:
         """`calls` and `values` (what its `return`s give) are the function's own; `retrieves` the
         retrieval results it returns."""
@@ -217,7 +213,6 @@ class Summarizer(ChatRule):
             writes=tuple(self._writes(facts, function)),
             retrieves=retrieves,
             keeps=next((self.span(value) for value in values if keeps(facts, value, frozenset())), None),
-            passes=passes,
         )
 
     @staticmethod
