@@ -19,9 +19,6 @@ from metamorphic.rewrites import CONTROLS, REWRITES
 
 RULES = sorted({c.rule for c in cases() if c.rule})
 
-# Every test here reads one evaluation of all cases (counts()): on one worker it is made once.
-pytestmark = pytest.mark.xdist_group("metamorphic")
-
 # (kind, rule, rewrite) -> what was measured when it was last looked at: kept / applied
 NOT_YET: dict[tuple[str, str, str], str] = {
     (
