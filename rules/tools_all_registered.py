@@ -61,7 +61,11 @@ class ToolsAllRegistered(ChatRule):
     when it runs (the message says so), unless its launch command names a well-known server
     whose tools were counted in its source at a version (`npx -y
     @modelcontextprotocol/server-brave-search`: 2 tools; `chatbound.frameworks.mcp_servers`):
-    that server counts as its number of tools, which the message gives. Servers come from
+    that server counts as its number of tools, which the message gives. The launch is followed
+    from a listing call to the parameters the module writes: a session to the `stdio_client(params)`
+    whose streams it reads, `MultiServerMCPClient(connections)` to each server of the dict (or the
+    one `server_name=` names), smolagents `MCPClient(params)` to its one or several parameters;
+    one server not counted leaves the whole list known only when it runs. Servers come from
     `session.list_tools()`, `MultiServerMCPClient.get_tools()`, an ADK `McpToolset` (or 0.x `MCPToolset.from_server(...)`) or an Agents SDK `MCPServerStdio`
     in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
     without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`

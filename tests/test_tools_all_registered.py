@@ -816,3 +816,121 @@ def test_pydantic_ai_tools_chosen_for_each_step(agent, decorator, reported):
     assert len(findings(code)) == reported
     listed = f"from pydantic_ai import Agent\nkb = {agent[:-1]}, tools=[t0, t1, t2, t3, t4, t5])\n"
     assert len(findings(listed)) == (0 if "PrepareTools" in agent else 1)
+
+
+STDIO_CHAT = """from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from openai import OpenAI
+
+PARAMS = StdioServerParameters(command="npx", args=["-y", "{package}"])
+client = OpenAI()
+
+
+async def chat(question):
+    async with stdio_client(PARAMS) as (read, write):
+        async with ClientSession(read, write) as session:
+            listed = await session.list_tools()
+            tools = [{{"type": "function", "function": {{"name": t.name}}}} for t in listed.tools]
+            return client.chat.completions.create(model="m", messages=[question], tools=tools)
+"""
+
+
+def test_a_well_known_server_listed_through_a_session_is_counted():
+    # the session reads the streams of `stdio_client(PARAMS)`, a module constant launching the GitHub server
+    [finding] = findings(STDIO_CHAT.format(package="@modelcontextprotocol/server-github"))
+    assert (finding.rule_id, finding.span.line, finding.span.col) == ("TOOLS-ALL-REGISTERED", 14, 83)
+    assert finding.message.startswith(
+        "26 tools are attached to every request by `client.chat.completions.create(...)` (the GitHub MCP server "
+        "offers 26 tools, counted in its source at 0.6.2);"
+    )
+    assert finding.properties == {"tools": 26}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # Brave Search offers 2 tools, listed through the session
+        STDIO_CHAT.format(package="@modelcontextprotocol/server-brave-search"),
+        # langchain-mcp-adapters: every server of a module-level connections dict (time 2 + fetch 1)
+        "from langchain_mcp_adapters.client import MultiServerMCPClient\nfrom langgraph.prebuilt import create_react_agent\n"
+        "SERVERS = {'time': {'command': 'uvx', 'args': ['mcp-server-time']},\n"
+        "           'web': {'command': 'uvx', 'args': ['mcp-server-fetch']}}\n"
+        "async def build():\n    return create_react_agent('m', await MultiServerMCPClient(SERVERS).get_tools())\n",
+        # one server of the dict, chosen by name (git offers 12, time 2)
+        "from langchain_mcp_adapters.client import MultiServerMCPClient\nfrom langgraph.prebuilt import create_react_agent\n"
+        "SERVERS = {'time': {'command': 'uvx', 'args': ['mcp-server-time']},\n"
+        "           'git': {'command': 'uvx', 'args': ['mcp-server-git']}}\n"
+        "async def build():\n    client = MultiServerMCPClient(SERVERS)\n"
+        "    return create_react_agent('m', await client.get_tools(server_name='time'))\n",
+        # smolagents: the client's parameters name the fetch server (1 tool)
+        "from mcp import StdioServerParameters\nfrom smolagents import CodeAgent, MCPClient\n"
+        "fetch = StdioServerParameters(command='uvx', args=['mcp-server-fetch'])\n"
+        "with MCPClient(fetch) as tools:\n    CodeAgent(model=m, tools=tools).run('q')\n",
+    ],
+)
+def test_a_well_known_server_listed_by_a_client_with_few_tools_is_not_reported(code):
+    assert findings(code) == []
+
+
+@pytest.mark.parametrize(
+    "code, position, count",
+    [
+        # every server of the dict: time 2 + git 12
+        (
+            "from langchain_mcp_adapters.client import MultiServerMCPClient\nfrom langgraph.prebuilt import create_react_agent\n"
+            "SERVERS = {'time': {'command': 'uvx', 'args': ['mcp-server-time']},\n"
+            "           'git': {'command': 'uvx', 'args': ['mcp-server-git']}}\n"
+            "async def build():\n    return create_react_agent('m', await MultiServerMCPClient(SERVERS).get_tools())\n",
+            (6, 36),
+            14,
+        ),
+        # load_mcp_tools(session) over a stdio session launching the filesystem server (14)
+        (
+            "from langchain_mcp_adapters.tools import load_mcp_tools\nfrom langgraph.prebuilt import create_react_agent\n"
+            "from mcp import ClientSession, StdioServerParameters\nfrom mcp.client.stdio import stdio_client\n"
+            "async def build():\n"
+            "    params = StdioServerParameters(command='npx', args=['-y', '@modelcontextprotocol/server-filesystem', '/d'])\n"
+            "    async with stdio_client(params) as (read, write):\n"
+            "        async with ClientSession(read, write) as session:\n"
+            "            tools = await load_mcp_tools(session)\n"
+            "            return create_react_agent('m', tools)\n",
+            (10, 44),
+            14,
+        ),
+        # smolagents, a list of parameters: fetch 1 + memory 9
+        (
+            "from mcp import StdioServerParameters\nfrom smolagents import CodeAgent, MCPClient\n"
+            "fetch = StdioServerParameters(command='uvx', args=['mcp-server-fetch'])\n"
+            "memory = StdioServerParameters(command='npx', args=['-y', '@modelcontextprotocol/server-memory'])\n"
+            "with MCPClient([fetch, memory]) as tools:\n    CodeAgent(model=m, tools=tools).run('q')\n",
+            (6, 24),
+            10,
+        ),
+    ],
+)
+def test_well_known_servers_listed_by_a_client_count_their_tools(code, position, count):
+    [finding] = findings(code)
+    assert (finding.rule_id, finding.span.line, finding.span.col) == ("TOOLS-ALL-REGISTERED", *position)
+    assert finding.properties == {"tools": count}
+    assert "known only when it runs" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "@modelcontextprotocol/server-github@0.5.0",  # pinned to a version whose tools were not counted
+        "github-mcp",  # a server not in the table
+    ],
+)
+def test_a_session_over_a_server_not_counted_stays_known_only_at_run_time(package):
+    [finding] = findings(STDIO_CHAT.format(package=package))
+    assert (finding.span.line, finding.span.col) == (14, 83)
+    assert "known only when it runs" in finding.message
+
+
+def test_a_session_over_another_transport_stays_known_only_at_run_time():
+    code = STDIO_CHAT.replace("stdio_client(PARAMS)", "sse_client(URL)").replace(
+        "from mcp.client.stdio import stdio_client", "from mcp.client.sse import sse_client"
+    )
+    [finding] = findings(code.format(package="@modelcontextprotocol/server-brave-search"))
+    assert "known only when it runs" in finding.message

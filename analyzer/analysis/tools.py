@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from chatbound import frameworks
-from chatbound.analysis import servertools, toollists
+from chatbound.analysis import launches, servertools, toollists
 from chatbound.analysis.histories import walk
 from chatbound.analysis.project.imports import imports_of
 from chatbound.analysis.toollists import ROUTE_CALLS
@@ -323,7 +323,7 @@ class ToolFacts:
                 server = frameworks.server_tools(self.imports, held) if isinstance(held, cst.Call) else None
                 if server is not None:
                     served = self._served_here(held)
-                    return served or Tools([], servers=(server,))
+                    return served or self._every_tool(held, server)
                 return self._imported(node, returned=False) or self._listed_servers(node)
             inner = self._tools(bound, depth)
             if inner is not None and inner.definition is None:
@@ -362,7 +362,7 @@ class ToolFacts:
         if isinstance(node, cst.Call):
             server = frameworks.server_tools(self.imports, node)
             if server is not None:
-                return Tools([], servers=(server,))
+                return self._every_tool(node, server)
             name = callee_name(node)
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             if name in ("list", "tuple", "set", "sorted") and len(positional) == 1:
@@ -392,7 +392,20 @@ class ToolFacts:
         if not self.lists_servers:
             return None
         found = self.server_tools.tools(node, self.rule.chat_facts().function_of(self.attaching))
-        return Tools([], servers=(self.server_tools.describe(found),), how=JOINED, picked=False) if found else None
+        if found is None:
+            return None
+        if found.into is None:
+            return self._every_tool(found.call, self.server_tools.describe(found))
+        return Tools([], servers=(self.server_tools.describe(found),), how=JOINED, picked=False)
+
+    def _every_tool(self, listing: cst.Call, described: str) -> Tools:
+        """Every tool of the servers a listing call lists: counted when each is a well-known server
+        launched in the module (`chatbound.analysis.launches`), known only when it runs otherwise."""
+        launched = launches.launches(self.rule, listing) or []
+        known = [frameworks.known_server(self._words(launch)) for launch in launched]
+        if known and all(known):
+            return Tools([], served=tuple(server for server in known if server is not None), how=JOINED, picked=False)
+        return Tools([], servers=(described,), how=JOINED, picked=False)
 
     @functools.cached_property
     def server_tools(self) -> servertools.ServerTools:

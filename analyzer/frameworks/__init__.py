@@ -121,6 +121,8 @@ __all__ = [
     "PROMPT_FILES",
     "PROMPT_KEYWORDS",
     "PROMPT_TRIGGERS",
+    "SERVER_LAUNCHERS",
+    "SERVER_SESSIONS",
     "SERVER_TOOL_CALLS",
     "SERVER_TOOLS_ADVICE",
     "TOOL_CHOICES",
@@ -174,6 +176,8 @@ TOOL_TRIGGERS = tuple(pattern for patterns in _declared("TOOL_TRIGGERS") for pat
 TOOL_CONTEXT = tuple(name for names in _declared("TOOL_CONTEXT") for name in names)
 TOOL_CHOICES = tuple(name for names in _declared("TOOL_CHOICES") for name in names)
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
+SERVER_LAUNCHERS = {name: how for launchers in _declared("SERVER_LAUNCHERS") for name, how in launchers.items()}
+SERVER_SESSIONS = tuple(name for names in _declared("SERVER_SESSIONS") for name in names)
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
 PROMPT_KEYWORDS = tuple(keyword for keywords in _declared("PROMPT_KEYWORDS") for keyword in keywords)

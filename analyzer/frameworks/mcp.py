@@ -57,6 +57,18 @@ TOOLSETS = {
     "MCPServerHTTP": ("pydantic_ai",),
     "MCPServerStreamableHTTP": ("pydantic_ai",),
 }
+# The clients that launch the servers a listing call lists, and the argument holding the launch
+# parameters (a list of them, or for `MultiServerMCPClient` a dict of them by server name):
+# langchain-mcp-adapters client.py at 0204c32a (MultiServerMCPClient(connections: dict[str, Connection]),
+# get_tools(*, server_name=None) lists every server's or that one's); smolagents 1.26.0 mcp_client.py
+# (MCPClient(server_parameters: StdioServerParameters | dict | list[...])); mcp 2.3.0 client/stdio.py
+# (stdio_client(server: StdioServerParameters) yields the streams `ClientSession(read, write)` reads).
+SERVER_LAUNCHERS = {
+    "MultiServerMCPClient": ("connections", True),
+    "MCPClient": ("server_parameters", False),
+    "stdio_client": ("server", False),
+}
+SERVER_SESSIONS = ("ClientSession",)
 FILTER = "tool_filter"
 TOOLS_ADVICE = (
     "Attach only the tools this agent needs: `tool_filter=[...]` on the toolset or server (ADK `McpToolset`, "
