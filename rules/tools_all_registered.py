@@ -65,7 +65,9 @@ class ToolsAllRegistered(ChatRule):
     from a listing call to the parameters the module writes: a session to the `stdio_client(params)`
     whose streams it reads, `MultiServerMCPClient(connections)` to each server of the dict (or the
     one `server_name=` names), smolagents `MCPClient(params)` to its one or several parameters;
-    one server not counted leaves the whole list known only when it runs. Servers come from
+    one server not counted leaves the whole list known only when it runs. A server object the
+    module (or notebook) defines and hands to a toolset in-process (`MCPToolset(mcp)` over
+    `mcp = FastMCP(...)`) counts the functions it registers (`@mcp.tool`). Servers come from
     `session.list_tools()`, `MultiServerMCPClient.get_tools()`, an ADK `McpToolset` (or 0.x `MCPToolset.from_server(...)`) or an Agents SDK `MCPServerStdio`
     in `mcp_servers=[...]` without `tool_filter=`, a Pydantic AI MCP server in `toolsets=[...]`
     without `.filtered(...)`, smolagents' `MCPClient` tools and `ToolCollection.from_mcp(...)`

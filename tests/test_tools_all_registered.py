@@ -934,3 +934,28 @@ def test_a_session_over_another_transport_stays_known_only_at_run_time():
     )
     [finding] = findings(code.format(package="@modelcontextprotocol/server-brave-search"))
     assert "known only when it runs" in finding.message
+
+
+def in_process_server(tools: int) -> str:
+    registered = "".join(f"@server.tool\ndef tool_{i}(x: str) -> str:\n    return x\n\n\n" for i in range(tools))
+    return (
+        "from fastmcp import FastMCP\nfrom pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPToolset\n\n"
+        "server = FastMCP('local')\n\n\n" + registered + "agent = Agent('m', toolsets=[MCPToolset(server)])\n"
+    )
+
+
+def test_a_server_object_the_module_defines_counts_the_tools_it_registers():
+    assert findings(in_process_server(3)) == []  # three registered tools, within max-tools
+    code = in_process_server(6)
+    [finding] = findings(code)
+    assert (finding.rule_id, finding.span.line, finding.span.col) == ("TOOLS-ALL-REGISTERED", 38, 20)
+    assert finding.properties == {"tools": 6}
+    assert "known only when it runs" not in finding.message
+
+
+def test_a_server_object_of_another_module_stays_known_only_at_run_time():
+    code = "from pydantic_ai import Agent\nfrom pydantic_ai.mcp import MCPToolset\nfrom app.server import server\n"
+    code += "agent = Agent('m', toolsets=[MCPToolset(server)])\n"
+    [finding] = findings(code)
+    assert (finding.span.line, finding.span.col) == (4, 20)
+    assert "known only when it runs" in finding.message

@@ -597,6 +597,8 @@ class ToolFacts:
         """The tools of an MCP server whose source this module holds: a script its parameters
         run with `python -c SCRIPT` (a text, or what a function of the module returns), counted
         by the functions it registers (`@mcp.tool`). None when the server's source is elsewhere."""
+        if (defined := self._server_object(server)) is not None:
+            return defined
         items = self._launch_args(server)
         flag = next(
             (i for i, item in enumerate(items) if isinstance(item, cst.SimpleString) and item.evaluated_value == "-c"),
@@ -612,6 +614,28 @@ class ToolFacts:
         if tools is None:
             return None
         return Tools([cst.Name(name) for name in tools], how="every tool of the server script it runs", picked=False)
+
+    def _server_object(self, server: cst.Call) -> Tools | None:
+        """The tools of a server object the module defines and hands to the toolset in-process
+        (`mcp = FastMCP(...)`; `MCPToolset(mcp)`): the functions it registers (`@mcp.tool`)."""
+        given = positional(server, 0) or keyword(server, "client")
+        name = given.value if given is not None else None
+        bound = bound_expression(self.rule, name) if isinstance(name, cst.Name) else None
+        packages = frameworks.SERVER_OBJECTS.get(callee_name(bound)) if isinstance(bound, cst.Call) else None
+        if (
+            name is None
+            or packages is None
+            or not any(i == p or i.startswith(p + ".") for i in self.imports for p in packages)
+        ):
+            return None
+        registered = [
+            cst.Name(function.name.value)
+            for function in self.functions.values()
+            if any(_registers(d.decorator, name.value) for d in function.decorators)
+        ]
+        return Tools(
+            registered, how=f"every tool `{name.value}` registers, the server the module defines", picked=False
+        )
 
     def _launch_args(self, server: cst.Call) -> list[cst.BaseExpression]:
         """The arguments a server's launch passes its command: `args=` of the parameters given
@@ -854,3 +878,14 @@ def function_schema(function: cst.FunctionDef) -> dict:
             "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
+
+
+def _registers(decorator: cst.BaseExpression, server: str) -> bool:
+    """`@server.tool` or `@server.tool(...)`."""
+    target = decorator.func if isinstance(decorator, cst.Call) else decorator
+    return (
+        isinstance(target, cst.Attribute)
+        and target.attr.value == "tool"
+        and isinstance(target.value, cst.Name)
+        and target.value.value == server
+    )

@@ -122,6 +122,7 @@ __all__ = [
     "PROMPT_KEYWORDS",
     "PROMPT_TRIGGERS",
     "SERVER_LAUNCHERS",
+    "SERVER_OBJECTS",
     "SERVER_SESSIONS",
     "SERVER_TOOL_CALLS",
     "SERVER_TOOLS_ADVICE",
@@ -178,6 +179,7 @@ TOOL_CHOICES = tuple(name for names in _declared("TOOL_CHOICES") for name in nam
 SERVER_TOOLS_ADVICE = " ".join(_declared("TOOLS_ADVICE"))
 SERVER_LAUNCHERS = {name: how for launchers in _declared("SERVER_LAUNCHERS") for name, how in launchers.items()}
 SERVER_SESSIONS = tuple(name for names in _declared("SERVER_SESSIONS") for name in names)
+SERVER_OBJECTS = {name: packages for objects in _declared("SERVER_OBJECTS") for name, packages in objects.items()}
 PROMPT_TRIGGERS = tuple(pattern for patterns in _declared("PROMPT_TRIGGERS") for pattern in patterns)
 PROMPT_FILES = tuple(pattern for patterns in _declared("PROMPT_FILES") for pattern in patterns)
 PROMPT_KEYWORDS = tuple(keyword for keywords in _declared("PROMPT_KEYWORDS") for keyword in keywords)

@@ -69,6 +69,10 @@ SERVER_LAUNCHERS = {
     "stdio_client": ("server", False),
 }
 SERVER_SESSIONS = ("ClientSession",)
+# A server object defined in the module, given to a toolset in-process (pydantic-ai 2.33.0 mcp.py:699,
+# `MCPToolsetClient` takes an in-process `FastMCP`): its tools are the functions it registers
+# (`@mcp.tool`). FastMCP's own package and mcp 2.3.0's `mcp.server.fastmcp.FastMCP`.
+SERVER_OBJECTS = {"FastMCP": ("fastmcp", "mcp.server.fastmcp", "mcp.server")}
 FILTER = "tool_filter"
 TOOLS_ADVICE = (
     "Attach only the tools this agent needs: `tool_filter=[...]` on the toolset or server (ADK `McpToolset`, "
