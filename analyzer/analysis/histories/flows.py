@@ -12,6 +12,8 @@ from chatbound.syntax.messages import callee_name, message_roles, string
 from chatbound.vocabulary.facts import Flow, History
 from chatbound.vocabulary.sinks import CLIENT_METHODS, Sink, sink_of
 
+HELPER_DEPTH = 4  # helpers between a history and the model call, followed within one module
+
 
 class FlowFacts:
     """Sinks, send sites and flows."""
@@ -127,14 +129,22 @@ class FlowFacts:
             return cached
         found: list[tuple[cst.Call, Sink]] = [(s.call, s) for s in self.sinks]
         self._summaries["sites"] = found
-        sink_functions = {id(self.function_of(s.call)) for s in self.sinks}
-        for call in self.nodes.calls:
-            for function in self.callees(call):
-                if id(function) in sink_functions:
+        calls = [(call, function) for call in self.nodes.calls for function in self.callees(call)]
+        fresh = {id(self.function_of(s.call)) for s in self.sinks}
+        seen = set(fresh)
+        for _ in range(HELPER_DEPTH):  # a helper that calls a helper that sends (`answer` -> `call_openai`)
+            added = []
+            for call, function in calls:
+                if id(function) in fresh:
                     for param, sink in self.sent_params(function):
                         argument = self.argument_for(call, function, param)
                         if argument is not None:
-                            found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+                            added.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+            found.extend(added)
+            fresh = {id(self.function_of(call)) for call, _ in added} - seen
+            seen |= fresh
+            if not fresh:
+                break
         found.extend(self.imported_sites())
         return found
 
