@@ -157,6 +157,9 @@ class ToolsAllRegistered(ChatRule):
         re.compile(rb"\b(?:%s)\s*=" % b"|".join(k.encode() for k in TOOL_KEYWORDS)),
         # a module offering a tool list: `ALL_TOOLS = [...]`, `def all_tools():` (where to look, not a finding)
         re.compile(rb"tools\w*\s*(?::[^=\n]*)?=\s*[\[{(]|\bdef\s+\w*tools\w*\s*\(", re.I),
+        # a module offering tool schemas, whatever the list's name (`schemas = [{"type": "function", ...
+        # "parameters": {...}}]`): OpenAI's function `parameters`, Anthropic's `input_schema`
+        re.compile(rb"[\"'](?:parameters|input_schema)[\"']\s*:"),
         # a tools list passed positionally
         re.compile(
             rb"\b(?:%s)[\s)]*\(" % b"|".join(name.encode() for name, index in TOOL_TAKERS.items() if index is not None)
