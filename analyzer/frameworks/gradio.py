@@ -28,6 +28,9 @@ from chatbound.frameworks.vocabulary import links
 PROJECT_TRIGGERS = (re.compile(rb"^\s*(?:import|from)\s+gradio\b", re.M),)
 CALLBACK_TAG = "gradio.history_callback:"
 EVENTS = frozenset("submit click change then input".split())  # Gradio 5 event listeners: (fn, inputs, outputs)
+# components whose value lasts between events when an event writes it back (Gradio 5 components/chatbot.py,
+# components/state.py): a handler given one as an input gets the kept chat
+KEPT = ("Chatbot", "State")
 
 
 # --- what the project pass reads (stdlib ast) -----------------------------------------------------

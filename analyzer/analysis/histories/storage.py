@@ -17,11 +17,14 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from chatbound import frameworks
-from chatbound.syntax.messages import CHAT_NAME, callee_name, string
+from chatbound.frameworks.gradio import EVENTS as GRADIO_EVENTS
+from chatbound.frameworks.gradio import KEPT as GRADIO_KEPT
+from chatbound.syntax.messages import callee_name, string
 from chatbound.syntax.scopes import FUNCTION, MODULE
 from chatbound.syntax.tree import walk
 from chatbound.vocabulary.facts import Storage
 from chatbound.vocabulary.sessions import SESSION_OBJECTS
+from chatbound.vocabulary.sinks import keyword, positional
 
 ROUTE = re.compile(r"\.(get|post|put|patch|delete|route|api_route|websocket)\b")
 
@@ -441,20 +444,52 @@ class StorageFacts:
             found[(id(function), param)] = (f"{function.name.value}({param})", function, param)
         if not any(n.startswith("gradio") for n in self.nodes.imports):
             return found
+        kept = self._gradio_kept_components()
         for call in self.nodes.calls:
             is_interface = callee_name(call) == "ChatInterface" and any(
                 n.startswith("gradio.") for n in self.qualified(call.func)
             )
-            is_event = callee_name(call) in ("submit", "click", "change", "then", "input")
+            is_event = callee_name(call) in GRADIO_EVENTS
             if not (is_interface or is_event):
                 continue
             fn = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "fn"), None)
             if not isinstance(fn, cst.Name):
                 continue
+            inputs = _components(_argument(call, 1, "inputs")) if is_event else []
             for function in self.functions.get(fn.value, []):
                 params = self._params(function)
                 for index, param in enumerate(params):
-                    if (is_interface and index == 1) or (index > 0 and CHAT_NAME.search(param.name.value)):
+                    given = inputs[index] if index < len(inputs) else None
+                    if (is_interface and index == 1) or (given is not None and given in kept):
                         key = f"{function.name.value}({param.name.value})"
                         found[(id(function), param.name.value)] = (key, function, param.name.value)
         return found
+
+    def _gradio_kept_components(self) -> set[str]:
+        """Names of `gr.Chatbot` / `gr.State` components some event writes back (one of its
+        outputs): their value lasts between turns, and a handler given it as an input gets the
+        whole chat (Gradio 5 events.py: `fn` receives the `inputs` values in order)."""
+        components = set()
+        for call in self.nodes.calls:
+            if callee_name(call) in GRADIO_KEPT and any(n.startswith("gradio.") for n in self.qualified(call.func)):
+                parent = self.parent(call)
+                if isinstance(parent, cst.Assign):
+                    components |= {t.target.value for t in parent.targets if isinstance(t.target, cst.Name)}
+        written = {
+            name
+            for call in self.nodes.calls
+            if callee_name(call) in GRADIO_EVENTS
+            for name in _components(_argument(call, 2, "outputs"))
+        }
+        return components & written
+
+
+def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    given = keyword(call, name) or positional(call, position)
+    return given.value if given is not None else None
+
+
+def _components(value: cst.BaseExpression | None) -> list[str | None]:
+    """The component names an `inputs=` / `outputs=` lists, in order (None for one that is no name)."""
+    items = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value] if value else []
+    return [item.value if isinstance(item, cst.Name) else None for item in items]
