@@ -460,21 +460,8 @@ def talk(text: str):
             if held.identity
             else ADVICE
         )
-        self.report(
-            held.made,
-            message,
-            suggestion=suggestion,
-            related=[
-                self.related(held.use, f"`{name}` is used here while serving a caller"),
-                self.related(held.entry.node, "this entry point serves every user"),
-            ],
-            properties={
-                "history": name,
-                "storage": "process",
-                "entry": held.entry.name,
-                "identity": held.identity,
-            },
-        )
+        related = [self.related(held.use, f"`{name}` is used here while serving a caller")]
+        self._report_served(held.made, message, suggestion, held.entry, held.identity, related, name, "process")
 
     def _report_keyed(self, keyed: Keyed) -> None:
         facts = self.chat_facts()
@@ -485,18 +472,7 @@ def talk(text: str):
             "and each request sends the others' turns to the model, which can show them back."
         )
         suggestion = KEYED_ID.format(identity=keyed.identity) if keyed.identity else ADVICE
-        self.report(
-            keyed.key,
-            message,
-            suggestion=suggestion,
-            related=[self.related(keyed.entry.node, "this entry point serves every user")],
-            properties={
-                "history": key,
-                "storage": "key",
-                "entry": keyed.entry.name,
-                "identity": keyed.identity,
-            },
-        )
+        self._report_served(keyed.key, message, suggestion, keyed.entry, keyed.identity, [], key, "key")
 
     def _report(self, shared: Shared) -> None:
         facts = self.chat_facts()
@@ -513,19 +489,27 @@ def talk(text: str):
         identity = shared.identity
         suggestion = KEYED.format(identity=identity, history=name) if identity else ADVICE
         related = [self.related(d, f"`{name}` is defined here, once per process") for d in history.definitions[:1]]
-        related.append(self.related(shared.entry.node, "this entry point serves every user"))
         related += [self.related(g, "a caller's turn is added here") for g in shared.growth[:1]]
-        self.report(
+        self._report_served(
             shared.flow.use.node,
             message,
+            suggestion,
+            shared.entry,
+            identity,
+            related,
+            name,
+            history.storage.kind,
+            sink=shared.flow.sink.api,
+            code=facts.code(shared.flow.use.node),
+        )
+
+    def _report_served(self, node, message, suggestion, entry, identity, related, history, storage, **more) -> None:
+        """One finding of the three shapes: the entry point that serves every user is always a related
+        location, and the properties name the history, how it is kept, the entry and the identity in reach."""
+        self.report(
+            node,
+            message,
             suggestion=suggestion,
-            related=related,
-            properties={
-                "history": name,
-                "storage": history.storage.kind,
-                "entry": shared.entry.name,
-                "identity": identity,
-                "sink": shared.flow.sink.api,
-                "code": facts.code(shared.flow.use.node),
-            },
+            related=[*related, self.related(entry.node, "this entry point serves every user")],
+            properties={"history": history, "storage": storage, "entry": entry.name, "identity": identity, **more},
         )
