@@ -151,13 +151,9 @@ def _previous_response_chain(facts, call: cst.Call) -> Kept | None:
                 f"`{name}={facts.code(arg.value)}` chains every turn onto the previous response without "
                 '`truncation="auto"`: the server replays the whole conversation as input'
             )
-            properties = {
-                "history": facts.code(arg.value),
-                "framework": "openai",
-                "storage": "server",
-                "sink": "openai.responses.create",
-            }
-            return Kept(arg.value, message, SUGGESTIONS["openai-responses"], properties, site=call)
+            return _server_kept(
+                facts, arg.value, call, message, ("openai", "openai-responses", "openai.responses.create")
+            )
     return None
 
 
@@ -198,13 +194,17 @@ def _kept_thread(facts, call: cst.Call) -> Kept | None:
         f"`thread_id={facts.code(arg.value)}` is an Assistants thread kept across requests: each message is added "
         "to it and every run without `truncation_strategy` reads the whole thread"
     )
-    properties = {
-        "history": facts.code(arg.value),
-        "framework": "openai-assistants",
-        "storage": "server",
-        "sink": "openai.beta.threads.runs.create",
-    }
-    return Kept(arg.value, message, SUGGESTIONS["openai-assistants"], properties, site=call)
+    return _server_kept(
+        facts, arg.value, call, message, ("openai-assistants", "openai-assistants", "openai.beta.threads.runs.create")
+    )
+
+
+def _server_kept(facts, history: cst.BaseExpression, call: cst.Call, message: str, how: tuple[str, str, str]) -> Kept:
+    """A conversation the provider keeps on its side, named by `history` in `call`; `how` is
+    (framework, advice, sink)."""
+    framework, advice, sink = how
+    properties = {"history": facts.code(history), "framework": framework, "storage": "server", "sink": sink}
+    return Kept(history, message, SUGGESTIONS[advice], properties, site=call)
 
 
 def _bounded_run(call: cst.Call) -> bool:
