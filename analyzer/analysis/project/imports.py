@@ -9,7 +9,9 @@ widens what a file's cached result depends on. Dynamic imports (`importlib.impor
 
 `Resolver.module(importer, target)` finds the project file a target names: relative targets
 from the importer's package, absolute ones from the folder above the importer's top package,
-the importer's own folder (a script's imports) and the project root (and its `src/`); where
+the importer's own folder (a script's imports), the folders between it and the project root
+(a top package run from a subfolder, with namespace folders on the way) and the project root
+(and its `src/`); where
 several hold a prefix of it, the longest prefix (`app/assistants/factory.py` over a script's
 neighbour `app/app.py` for `app.assistants.factory`).
 """
@@ -80,7 +82,7 @@ class Resolver:
                 folder = os.path.dirname(folder)
             bases = [folder]
         else:
-            bases = [self._top(folder), folder, self.root, os.path.join(self.root, "src")]
+            bases = [self._top(folder), folder, *self._ancestors(folder), self.root, os.path.join(self.root, "src")]
         best = None
         for base in dict.fromkeys(bases):  # the longest module path wins: `app/app.py` holds no `app.state`
             for cut in range(len(parts), -1 if level else 0, -1):
@@ -90,6 +92,17 @@ class Resolver:
                         best = path, parts[cut:]
                     break
         return best
+
+    def _ancestors(self, folder: str) -> list[str]:
+        """The folders between the importer's and the project root, nearest first: where a program run
+        from one of them finds its top package when the folders below hold no `__init__.py`
+        (`backend/app/api/routes/chat.py` importing `app.agent` of `backend/app/`)."""
+        found = []
+        while folder != self.root and folder.startswith(self.root + os.sep):
+            folder = os.path.dirname(folder)
+            if folder != self.root:
+                found.append(folder)
+        return found
 
     def _file(self, base: str, parts: tuple[str, ...]) -> str | None:
         stem = os.path.join(base, *parts)

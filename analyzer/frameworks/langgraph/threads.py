@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound.frameworks.langgraph.graphs import RUNS
+from chatbound.frameworks.langgraph.prebuilt import AGENTS
 from chatbound.syntax.messages import callee_name
 from chatbound.vocabulary.sinks import keyword, positional
 
@@ -48,13 +49,15 @@ def _entry(facts, expr: cst.BaseExpression | None, name: str) -> cst.BaseExpress
 
 def _checkpointed(facts, expr: cst.CSTNode | None, seen: frozenset) -> bool:
     """`expr` is a graph compiled here with a lasting checkpointer: `builder.compile(checkpointer=
-    saver)`, a name bound to one, or a call of a function of this module returning one."""
+    saver)` or a prebuilt agent given one (`create_react_agent(..., checkpointer=saver)`), a name
+    bound to one, or a call of a function of this module returning one."""
     if isinstance(expr, cst.Name) and expr.value not in seen:
         return _checkpointed(facts, facts.assignment_before(expr), seen | {expr.value})
     if not isinstance(expr, cst.Call):
         return False
-    if callee_name(expr) == "compile":
-        saver = keyword(expr, "checkpointer")
+    name = callee_name(expr)
+    if name == "compile" or name in AGENTS and any(q.startswith(AGENTS[name]) for q in facts.qualified(expr.func)):
+        saver = keyword(expr, "checkpointer")  # a prebuilt agent takes it as `compile` does
         return saver is not None and _lasting(facts, saver.value)
     return any(
         _checkpointed(facts, value, seen | {function.name.value})
