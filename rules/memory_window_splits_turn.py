@@ -136,6 +136,7 @@ class MemoryWindowSplitsTurn(ChatRule):
 
     ID = "MEMORY-WINDOW-SPLITS-TURN"
     TRIGGERS = (*triggers(), *window_triggers())  # a model call, a chat memory, or a window over messages
+    CROSS_MODULE = True  # the windowed history may be sent by a function of another module
 
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:

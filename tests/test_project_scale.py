@@ -180,8 +180,9 @@ def keep(messages):
 
 def test_a_parameter_passed_on_to_a_module_that_reaches_no_model_is_not_followed(write, monkeypatch):
     """bot.py -> wrapper.chat -> store.keep, which calls no model and imports nothing that
-    does: store.py is not summarised. When it starts to call one, bot.py is checked again (its
-    result rested on store.py) and the finding names the model call there."""
+    does: store.py is not summarised. When it starts to call one, bot.py and wrapper.py (which
+    speaks of messages and hands them to store.py) are checked again (their results rested on
+    store.py) and the finding names the model call there."""
     root = write({"bot.py": BOT.replace("from llm", "from wrapper"), "wrapper.py": QUIET_WRAPPER, "store.py": STORE})
     summarised = _summarised(monkeypatch)
     settings = Settings(root=root)
@@ -189,7 +190,7 @@ def test_a_parameter_passed_on_to_a_module_that_reaches_no_model_is_not_followed
     assert STORE.encode() not in summarised
     (root / "store.py").write_text(LLM.replace("def chat", "def keep"))
     again = run([root], settings, cache=True)
-    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "store.py"]
+    assert sorted(os.path.basename(p) for p in again.parsed) == ["bot.py", "store.py", "wrapper.py"]
     (finding,) = again.findings
     assert (os.path.basename(finding.path), finding.span.line, finding.span.col) == ("bot.py", 9, 17)
     assert [os.path.basename(r.path) for r in finding.related if r.path] == ["store.py"]

@@ -71,9 +71,16 @@ def collect(facts) -> None:
         return
     for sink in facts.sinks:
         given = keyword(sink.call, "message_history") if sink.framework == "pydantic_ai" else None
-        storage = facts.storage_of(given.value) if given is not None else None
-        if storage is not None:
-            facts.history(storage).trims.extend(processors)
+        _trimmed(facts, given.value if given is not None else None, processors)
+    for _, site in facts.imported_sites():  # a run of another module's function given the agent and the history
+        if site.framework == "pydantic_ai":
+            _trimmed(facts, site.content[0], processors)
+
+
+def _trimmed(facts, history: cst.BaseExpression | None, processors: list[cst.Call]) -> None:
+    storage = facts.storage_of(history) if history is not None else None
+    if storage is not None:
+        facts.history(storage).trims.extend(processors)
 
 
 def chooses_tools(call: cst.Call) -> bool:

@@ -62,7 +62,7 @@ def _has_chat_word(source: bytes) -> bool:
 def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
     """Whether a module can offer a send or a whole chat history: `sends` tests the shape of a
     model call (the cross-module rules' pre-check); a history it returns grows there."""
-    return may_import_chat(source) or sends(source)
+    return (_grows(source) and _has_chat_word(source)) or sends(source)
 
 
 def may_call_model(source: bytes) -> bool:
@@ -95,10 +95,16 @@ def _model_shapes() -> tuple:
 
 def may_import_chat(source: bytes) -> bool:
     """Whether a file no rule parses for itself can still hold a history that an imported
-    function sends: it grows something (a list, a database history, or asks a repository to),
-    and it speaks of messages or a history."""
-    grows = GROWTH.search(source) or WRITE_SHAPE.search(source) or STORE_CALL.search(source)
-    return grows is not None and _has_chat_word(source)
+    function sends: it speaks of messages or a history. Growth is not asked for: a graph's
+    reducer, a chat UI or a framework's session grows what the file only reads
+    (`send(llm, state["messages"])`, Gradio's `history`), so its imports decide
+    (`ProjectIndex.reaches_a_model`)."""
+    return _has_chat_word(source)
+
+
+def _grows(source: bytes) -> bool:
+    """It grows something: a list, a database history, or asks a repository to."""
+    return any(shape.search(source) for shape in (GROWTH, WRITE_SHAPE, STORE_CALL))
 
 
 class ProjectIndex:

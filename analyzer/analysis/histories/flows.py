@@ -127,10 +127,12 @@ class FlowFacts:
         cached = self._summaries.get("sites")
         if cached is not None:
             return cached
+        # the model calls, and the calls handing a value to another module's function that sends it
         found: list[tuple[cst.Call, Sink]] = [(s.call, s) for s in self.sinks]
+        found.extend(self.imported_sites())
         self._summaries["sites"] = found
         calls = [(call, function) for call in self.nodes.calls for function in self.callees(call)]
-        fresh = {id(self.function_of(s.call)) for s in self.sinks}
+        fresh = {id(self.function_of(site)) for site, _ in found}
         seen = set(fresh)
         for _ in range(HELPER_DEPTH):  # a helper that calls a helper that sends (`answer` -> `call_openai`)
             added = []
@@ -140,12 +142,13 @@ class FlowFacts:
                         argument = self.argument_for(call, function, param)
                         if argument is not None:
                             added.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+                            if id(sink.call) in self.sent_elsewhere:  # the helper hands it to another module's send
+                                self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
             found.extend(added)
             fresh = {id(self.function_of(call)) for call, _ in added} - seen
             seen |= fresh
             if not fresh:
                 break
-        found.extend(self.imported_sites())
         return found
 
     def flows(self) -> list[Flow]:
