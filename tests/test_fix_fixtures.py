@@ -86,6 +86,11 @@ UNSAFE_BY_DESIGN = {
     "frameworks_project/lcel_team/graph.py": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/node_factory": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/routed_team": "advice only, as langgraph/prompt_chains.py",
+    "forwarded_sends/agents_room.py": "advice only: items replayed to Runner.run by hand, as when the run is in the file",
+    "forwarded_sends/cohere_kiosk.py": "advice only: the wrapper's client is a parameter, so which SDK's messages the "
+    "list holds is not known at the call",
+    "forwarded_sends/plain_loop.py": "advice only: the pydantic-ai edit rewrites a run's message_history= keyword, "
+    "and this run is in llm.py, given the list positionally",
 }
 
 

@@ -426,7 +426,9 @@ class ProjectIndex:
 
     def _linked_function(self, path: str, name: str, function, modules: set[str], depth: int) -> RemoteFunction | None:
         shown = self.shown(path)
-        sends = [RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api)) for s in function.sends]
+        sends = [
+            RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api), s.position) for s in function.sends
+        ]
         for forward in function.forwards:  # a wrapper: the parameter goes on to a function of another module
             if any(s.param == forward.param for s in sends):
                 continue
@@ -443,7 +445,9 @@ class ProjectIndex:
                 continue
             param = parameter_at(callee.params, forward.argument)
             sends.extend(
-                RemoteSend(forward.param, s.api, s.framework, s.place) for s in callee.sends if s.param == param
+                RemoteSend(forward.param, s.api, s.framework, s.place, s.position if param.startswith("*") else 0)
+                for s in callee.sends
+                if s.param == param
             )
         returned = RemoteHistory(function.returns, shown) if function.returns is not None else None
         retrieves = function.retrieves

@@ -187,6 +187,11 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return args[index] if len(args) > index else None
 
 
+def _spread(call: cst.Call) -> bool:
+    """`chat(*args, **kwargs)`: a wrapper passing on whatever it is given, messages included."""
+    return any(a.star for a in call.args)
+
+
 def _content(call: cst.Call) -> tuple[cst.BaseExpression, ...]:
     return tuple(a.value for a in call.args if a.keyword is None or a.keyword.value not in SETTINGS)
 
@@ -293,9 +298,11 @@ def sink_of(
     ):
         return Sink(call, f"litellm.{last}", "litellm", _content(call))
     if last in CHATS and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
-        if package in ("", "llama_index") and not (keyword(call, "messages") or keyword(call, "chat_history")):
+        if package in ("", "llama_index") and not (
+            keyword(call, "messages") or keyword(call, "chat_history") or _spread(call)
+        ):
             package = "llama_index"  # llm.chat(messages): positional messages
-        if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None:
+        if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None and not _spread(call):
             return None
         if not package and keyword(call, "message") and keyword(call, "chat_history"):
             package = "cohere"  # cohere v1: chat(message=..., chat_history=...)

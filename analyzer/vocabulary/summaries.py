@@ -21,6 +21,7 @@ class SendSummary:
     api: str
     framework: str
     span: Span  # the model call
+    position: int = 0  # for a `*args` parameter: which of the arguments it stands for reaches the model
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class RemoteSend:
     api: str
     framework: str
     place: Place  # the model call, possibly several modules away
+    position: int = 0  # as `SendSummary.position`
 
 
 @dataclass(frozen=True)

@@ -38,21 +38,24 @@ class ImportedFacts:
         for call in self.nodes.calls:
             remote = self.imported_function(call) if not self.callees(call) else None
             for send in remote.sends if remote is not None else ():
-                argument = self.passed_on(call, remote.params, send.param)
+                argument = self.passed_on(call, remote.params, send.param, send.position)
                 if argument is not None:
                     found.append((call, Sink(call, send.api, send.framework, (argument,))))
                     self.sent_elsewhere[id(call)] = send.place
         return found
 
-    def passed_on(self, call: cst.Call, params: tuple[str, ...], param: str) -> cst.BaseExpression | None:
+    def passed_on(
+        self, call: cst.Call, params: tuple[str, ...], param: str, position: int = 0
+    ) -> cst.BaseExpression | None:
         """The argument of `call` that binds `param`; a wrapper's `**kwargs` is bound by the
-        messages keyword the call passes (`messages=`), its `*args` by the first positional
-        argument after its named parameters."""
+        messages keyword the call passes (`messages=`), its `*args` by the positional argument
+        `position` places after its named parameters."""
         if param.startswith("**"):
             given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
             return next((given[k] for k in MESSAGE_ARGUMENTS if k in given and k not in params), None)
         if param.startswith("*"):
-            return self.argument_in(call, (*params, param), param)
+            named = [p for p in params if not p.startswith("*")]
+            return self.argument_in(call, (*named, *(f"*{i}" for i in range(position)), param), param)
         return self.argument_in(call, params, param)
 
     def imported_uses(self, call: cst.Call) -> list[Use] | None:

@@ -33,7 +33,7 @@ from chatbound.syntax.bytescan import nesting_problem
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
-from chatbound.vocabulary.sinks import Sink
+from chatbound.vocabulary.sinks import Sink, sink_of
 from chatbound.vocabulary.summaries import (
     Forward,
     FunctionSummary,
@@ -196,7 +196,10 @@ class Summarizer(ChatRule):
         retrieval results it returns."""
         sends = tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call))
-            for param, sink in [*facts.sent_params(function), *self._passed_on(facts, function)]
+            for param, sink in facts.sent_params(function)
+        ) + tuple(
+            SendSummary(param, sink.api, sink.framework, self.span(sink.call), position)
+            for param, sink, position in self._passed_on(facts, function)
         )
         returned = None
         for value in values:
@@ -216,11 +219,12 @@ class Summarizer(ChatRule):
         )
 
     @staticmethod
-    def _passed_on(facts: ChatFacts, function: cst.FunctionDef) -> list[tuple[str, Sink]]:
+    def _passed_on(facts: ChatFacts, function: cst.FunctionDef) -> list[tuple[str, Sink, int]]:
         """A wrapper that hands its `*args` or `**kwargs` on to a model call (`def call(recv, *args,
         **kwargs): return recv.chat.completions.create(*args, **kwargs)`, the shape of every retry,
         logging or tracing wrapper) sends whatever messages its callers pass: `"**kwargs"` (a
-        caller's `messages=`) or `"*args"` (its first argument after the named ones)."""
+        caller's `messages=`) or `"*args"` (the argument after the named ones at the position
+        the model call reads its messages from: the second of `Runner.run(agent, input)`)."""
         stars = {
             star: param.name.value
             for star, param in (("*", function.params.star_arg), ("**", function.params.star_kwarg))
@@ -232,7 +236,8 @@ class Summarizer(ChatRule):
                 continue
             for arg in sink.call.args:
                 if arg.star in stars and isinstance(arg.value, cst.Name) and arg.value.value == stars[arg.star]:
-                    found.append((f"{arg.star}{stars[arg.star]}", sink))
+                    position = _read_position(facts, sink.call, arg) if arg.star == "*" else 0
+                    found.append((f"{arg.star}{stars[arg.star]}", sink, position))
         return found
 
     def _writes(self, facts: ChatFacts, function: cst.FunctionDef):
@@ -295,3 +300,14 @@ class Summarizer(ChatRule):
                         if isinstance(target.target, cst.Name):
                             found[target.target.value] = value.func.value
         return found
+
+
+def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
+    """Which of the arguments `*args` stands for the model call reads as its messages: the
+    call asked again with three named arguments in its place (0 when it reads none of them)."""
+    probes = [cst.Arg(cst.Name(f"_arg{i}")) for i in range(3)]
+    args = [a for arg in call.args for a in (probes if arg is spread else [arg])]
+    sink = sink_of(call.with_changes(args=args), facts.qualified, facts.assignment_before)
+    read = [i for i, probe in enumerate(probes) if sink is not None and any(c is probe.value for c in sink.content)]
+    return read[0] if read else 0
+
