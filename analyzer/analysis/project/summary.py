@@ -310,4 +310,3 @@ def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
     sink = sink_of(call.with_changes(args=args), facts.qualified, facts.assignment_before)
     read = [i for i, probe in enumerate(probes) if sink is not None and any(c is probe.value for c in sink.content)]
     return read[0] if read else 0
-
