@@ -187,9 +187,12 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return args[index] if len(args) > index else None
 
 
-def _spread(call: cst.Call) -> bool:
-    """`chat(*args, **kwargs)`: a wrapper passing on whatever it is given, messages included."""
-    return any(a.star for a in call.args)
+def _spread(call: cst.Call, value_of: ValueOf | None) -> bool:
+    """`chat(*args, **kwargs)` inside `def call(*args, **kwargs)`: a wrapper passing on whatever
+    its callers give it, messages included (a dict spread built in reach is read as its keywords)."""
+    return value_of is not None and any(
+        a.star and isinstance(a.value, cst.Name) and isinstance(value_of(a.value), cst.Param) for a in call.args
+    )
 
 
 def _content(call: cst.Call) -> tuple[cst.BaseExpression, ...]:
@@ -299,10 +302,14 @@ def sink_of(
         return Sink(call, f"litellm.{last}", "litellm", _content(call))
     if last in CHATS and (package or keyword(call, "messages") or keyword(call, "chat_history") or len(parts) > 1):
         if package in ("", "llama_index") and not (
-            keyword(call, "messages") or keyword(call, "chat_history") or _spread(call)
+            keyword(call, "messages") or keyword(call, "chat_history") or _spread(call, value_of)
         ):
             package = "llama_index"  # llm.chat(messages): positional messages
-        if not any(keyword(call, k) for k in MESSAGE_KEYWORDS) and positional(call, 0) is None and not _spread(call):
+        if (
+            not any(keyword(call, k) for k in MESSAGE_KEYWORDS)
+            and positional(call, 0) is None
+            and not _spread(call, value_of)
+        ):
             return None
         if not package and keyword(call, "message") and keyword(call, "chat_history"):
             package = "cohere"  # cohere v1: chat(message=..., chat_history=...)
