@@ -394,12 +394,20 @@ class ProjectIndex:
         return self._exports(head, resolved[0], resolved[1] + rest, modules, depth + 1)
 
     def _methods(self, head: str, path: str, klass: str, summary: ModuleSummary, modules: set[str], depth: int):
-        prefix = f"{klass}."
+        """The class's methods that offer something; where its own offers nothing (an interface's
+        `def get(self, uid): pass`), a subclass's of the same module, which may be what runs
+        (`memory: MemoryInterface` given a `Memory(MemoryInterface)`)."""
+        subclasses = sorted(name for name, bases in summary.bases.items() if klass in bases)
         found = {}
-        for name in summary.functions:
-            remote = self._remote(path, name, summary, modules, depth) if name.startswith(prefix) else None
-            if remote is not None:
-                found[f"{head}.{name[len(prefix) :]}"] = remote
+        for owner in (klass, *subclasses):
+            prefix = f"{owner}."
+            for name in summary.functions:
+                key = f"{head}.{name[len(prefix) :]}"
+                if not name.startswith(prefix) or key in found:
+                    continue
+                remote = self._remote(path, name, summary, modules, depth)
+                if remote is not None:
+                    found[key] = remote
         return found
 
     def _remote(

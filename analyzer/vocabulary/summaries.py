@@ -114,6 +114,7 @@ class ModuleSummary:
 
     functions: dict[str, FunctionSummary] = field(default_factory=dict)  # "chat", "Memory.get"
     classes: tuple[str, ...] = ()
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases defined in the module
     instances: dict[str, str] = field(default_factory=dict)  # module-level `db = Database()`: "db" -> "Database"
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> target, for re-exports and forwards
     texts: dict[str, TextSummary] = field(default_factory=dict)  # module-level text constants by name

@@ -42,6 +42,11 @@ class UseFacts:
         """Every whole history inside `expr` (see the module docstring); [] for bounded views."""
         if isinstance(expr, cst.Name) and self._rebound_to_view(expr):
             return []
+        if isinstance(expr, cst.Call) and self.imported_function(expr) is not None:
+            return self._call_uses(expr, seen)  # `memory.get(uid)` of a linked class: its dataflow, not a dict read
+        getter = self._property_of(expr) if isinstance(expr, cst.Attribute) else None
+        if getter is not None:  # `self.payload` runs `@property def payload(self)`: what it returns
+            return self._returned_uses(getter, expr, seen)
         storage = self.storage_of(expr)
         if storage is not None:
             if isinstance(expr, (cst.Subscript, cst.Attribute)) and not self._holds_history(storage):
@@ -78,6 +83,28 @@ class UseFacts:
             if isinstance(child, cst.CSTNode):
                 uses.extend(self.whole_history_in(child, seen))
         return uses
+
+    def _property_of(self, expr: cst.Attribute) -> cst.FunctionDef | None:
+        """The `@property` (or `cached_property`) method of this class that `self.<name>` runs."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        klass = self.class_of(expr)
+        for function in self.functions.get(expr.attr.value, []):
+            names = {_decorator_name(d.decorator) for d in function.decorators}
+            if self.class_of(function) is klass and names & {"property", "cached_property"}:
+                return function
+        return None
+
+    def _returned_uses(self, function: cst.FunctionDef, at: cst.CSTNode, seen: frozenset) -> list[Use]:
+        """The whole histories `function` returns (not its parameters), read at `at`."""
+        if id(function) in seen:
+            return []
+        return [
+            Use(use.storage, at, (use.node, *use.via))
+            for value in self.returns(function)
+            for use in self.whole_history_in(value, seen | {id(function)})
+            if use.storage.kind != "param"
+        ]
 
     def _holds_history(self, storage: Storage) -> bool:
         return storage.key in self.histories or storage.key in self.imported_histories
@@ -186,3 +213,10 @@ def rerooted(use: Use, node: cst.CSTNode) -> Use:
     if use.text:
         return use
     return Use(use.storage, node, (use.node, *use.via))
+
+
+def _decorator_name(decorator: cst.BaseExpression) -> str:
+    """`property` of `@property`, `cached_property` of `@functools.cached_property`."""
+    if isinstance(decorator, cst.Name):
+        return decorator.value
+    return decorator.attr.value if isinstance(decorator, cst.Attribute) else ""

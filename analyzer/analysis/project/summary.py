@@ -89,10 +89,20 @@ class Summarizer(ChatRule):
                     facts.returns(function),
                     retrieved.get(id(function)),
                 )
-        classes = tuple(k.name.value for k in facts.nodes.classes if facts.class_of(k) is None)
+        top = [k for k in facts.nodes.classes if facts.class_of(k) is None]
+        classes = tuple(k.name.value for k in top)
         self.summary = ModuleSummary(
             functions=functions,
             classes=classes,
+            bases={
+                k.name.value: named
+                for k in top
+                if (
+                    named := tuple(
+                        b.value.value for b in k.bases if isinstance(b.value, cst.Name) and b.value.value in classes
+                    )
+                )
+            },
             instances=self._instances(facts, classes),
             imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
             texts=self._texts(original_node),
