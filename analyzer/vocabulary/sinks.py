@@ -187,6 +187,20 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return args[index] if len(args) > index else None
 
 
+# classes imported by name whose `create` takes OpenAI's messages: `from openai import ChatCompletion`
+# (openai<1.0), `from fireworks.client import ChatCompletion` (fireworks-ai 0.14.0 README: "very similar
+# to OpenAI's API", `ChatCompletion.create(model=..., messages=[...])`)
+IMPORTED_CLASSES = frozenset({"openai.ChatCompletion", "fireworks.client.ChatCompletion"})
+
+
+def _imported_class(call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]]) -> str:
+    """`fireworks.client.ChatCompletion` of `ChatCompletion.create(...)` when `ChatCompletion` was
+    imported by name from a chat SDK; "" otherwise."""
+    if not isinstance(call.func, cst.Attribute):
+        return ""
+    return min(qualified(call.func.value) & IMPORTED_CLASSES, default="")
+
+
 def _spread(call: cst.Call, value_of: ValueOf | None) -> bool:
     """`chat(*args, **kwargs)` inside `def call(*args, **kwargs)`: a wrapper passing on whatever
     its callers give it, messages included (a dict spread built in reach is read as its keywords)."""
@@ -288,6 +302,8 @@ def sink_of(
             if api == "google.genai.chats.create" and keyword(call, "history") is None:
                 return None
             return Sink(call, api, framework, _content(call))
+        if tuple(parts) == tail and (imported := _imported_class(call, qualified)):
+            return Sink(call, f"{imported}.{tail[-1]}", framework, _content(call))
     if last not in CALLEE_NAMES:  # no sink below: spare the qualified-name pass over the tree
         return None
     names = qualified(call.func)
