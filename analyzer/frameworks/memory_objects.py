@@ -26,6 +26,8 @@ found; their fixes and advice are `chat_memories.py`'s, checked against the same
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -48,9 +50,23 @@ def memories(facts) -> list[Kept]:
     found = []
     for call in facts.nodes.calls:
         kept = _memory_of(facts, call)
-        if kept is not None:
+        if kept is not None and not _never_read(facts, call):
             found.append(kept)
     return found
+
+
+def _never_read(facts, call: cst.Call) -> bool:
+    """`self.chain = RunnableWithMessageHistory(...)` and `.chain` read nowhere else in the module:
+    an object built and kept but never run sends nothing."""
+    parent = facts.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0].target
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+        return False
+    source = facts.rule.context.source
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    return len(re.findall(rf"\.\s*{re.escape(target.attr.value)}\b", text)) == 1
 
 
 def _memory_of(facts, call: cst.Call) -> Kept | None:
