@@ -168,6 +168,7 @@ class ToolFacts:
         # (call, where tools are given to it: an argument or a dict entry, the tools), resolved at the end
         self.arguments: list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]] = []
         self.spread: list[cst.Call] = []  # calls given a dict of arguments (`create(**api_args)`)
+        self.calls: list[cst.Call] = []  # calls that may hand tools to another module's function, resolved at the end
         self.attaching: cst.Call | None = None  # the call whose tools are being resolved
         self.functions: dict[str, cst.FunctionDef] = {}
         self.imported: dict[str, tuple[str, str]] = {}  # local name -> (sibling file, its name there)
@@ -212,7 +213,10 @@ class ToolFacts:
                 self.agent_names.setdefault(target.value.value, target.value)
 
     def collect_call(self, node: cst.Call) -> None:
-        self.arguments.extend((node, argument, argument.value) for argument in self._tools_arguments(node))
+        arguments = self._tools_arguments(node)
+        self.arguments.extend((node, argument, argument.value) for argument in arguments)
+        if not arguments and node.args and self.context.project is not None and self.context.project.functions:
+            self.calls.append(node)
         if takes_tools(class_name(node), ("model",)) and any(
             a.star == "**" and isinstance(a.value, cst.Name) for a in node.args
         ):
@@ -455,7 +459,8 @@ class ToolFacts:
         the call, how many routes to other agents). A written set chosen for one job (a
         toolkit, a split between agents) is left out."""
         attached = []  # (where to report, tools, work tools, call, routes, the list's identity)
-        for call, argument, value in [*self.arguments, *(e for c in self.spread for e in self._spread_tools(c))]:
+        given = [*self.arguments, *(e for c in self.spread for e in self._spread_tools(c)), *self._passed_on()]
+        for call, argument, value in given:
             if frameworks.chooses_tools(call):
                 continue  # the agent chooses its tools for each step
             self.attaching = call
@@ -494,6 +499,28 @@ class ToolFacts:
                 continue  # a set chosen for one job, not every tool the app has
             reported.add(key)
             found.append((node, tools, count, call, routes))
+        return found
+
+    def _passed_on(self) -> list[tuple[cst.Call, cst.CSTNode, cst.BaseExpression]]:
+        """Tools handed to a function of another module that gives them to its model call
+        (`llm.send(client, messages, tools=TOOLS)`, as the project pass linked it)."""
+        if not self.calls:
+            return []
+        facts = self.rule.chat_facts()
+        found = []
+        for call in self.calls:
+            remote = facts.imported_function(call)
+            for param in remote.tool_params if remote is not None else ():
+                value = (
+                    next(
+                        (a.value for a in call.args if a.keyword is not None and a.keyword.value in TOOL_KEYWORDS), None
+                    )
+                    if param.startswith("**")
+                    else facts.argument_in(call, remote.params, param)
+                )
+                argument = next((a for a in call.args if a.value is value), None)
+                if argument is not None:
+                    found.append((call, argument, value))
         return found
 
     # --- every tool of MCP servers described in a system prompt ---------------------------

@@ -418,6 +418,7 @@ class ProjectIndex:
         if (
             not (function.sends or function.forwards or function.returns or function.writes or function.retrieves)
             and not function.keeps
+            and not function.tool_params
         ):
             return None
         key = (path, name)
@@ -463,7 +464,9 @@ class ProjectIndex:
         kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
         if not sends and returned is None and not function.writes and retrieved is None and kept is None:
             return None
-        return RemoteFunction(shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept)
+        return RemoteFunction(
+            shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept, function.tool_params
+        )
 
 
 def parameter_at(params: tuple[str, ...], argument: int | str) -> str | None:

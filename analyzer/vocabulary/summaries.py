@@ -82,6 +82,7 @@ class FunctionSummary:
     writes: tuple[StoreWrite, ...] = ()  # to a database history it reads whole elsewhere
     retrieves: RetrievalSummary | None = None  # retrieval results it returns whole
     keeps: Span | None = None  # it returns an object keeping one conversation, made here
+    tool_params: tuple[str, ...] = ()  # parameters it gives a model call as its tools (`tools=tools`)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ class RemoteFunction:
     writes: tuple[StoreWrite, ...] = ()
     retrieves: RemoteRetrieval | None = None
     keeps: Place | None = None  # where the conversation object it returns is made
+    tool_params: tuple[str, ...] = ()  # as `FunctionSummary.tool_params`
 
 
 @dataclass(frozen=True)

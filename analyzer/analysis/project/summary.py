@@ -27,9 +27,11 @@ from chatbound.analysis.rule import RuleContext
 from chatbound.analysis.servertools import ServerTools, empty
 from chatbound.analysis.sharing import keeps
 from chatbound.analysis.toollists import Size, size_of
+from chatbound.analysis.tools import TOOL_KEYWORDS, takes_tools
 from chatbound.findings import Severity
 from chatbound.frameworks import server_tools
 from chatbound.syntax.bytescan import nesting_problem
+from chatbound.syntax.messages import class_name
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
@@ -226,6 +228,7 @@ class Summarizer(ChatRule):
             writes=tuple(self._writes(facts, function)),
             retrieves=retrieves,
             keeps=next((self.span(value) for value in values if keeps(facts, value, frozenset())), None),
+            tool_params=_tool_params(facts, function, calls),
         )
 
     @staticmethod
@@ -320,3 +323,24 @@ def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
     sink = sink_of(call.with_changes(args=args), facts.qualified, facts.assignment_before)
     read = [i for i, probe in enumerate(probes) if sink is not None and any(c is probe.value for c in sink.content)]
     return read[0] if read else 0
+
+
+def _tool_params(facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call]) -> tuple[str, ...]:
+    """The parameters the function gives a model call as its tools: `create(..., tools=tools)`
+    inside `def send(client, messages, tools)`, so its callers' lists are what is attached."""
+    found = []
+    kwargs = function.params.star_kwarg
+    sent = {id(sink.call) for sink in facts.sinks}
+    for call in calls:
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if not (takes_tools(class_name(call), keywords) or id(call) in sent):
+            continue
+        for value in (keywords[k] for k in TOOL_KEYWORDS if k in keywords):
+            bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
+            if isinstance(bound, cst.Param) and facts.function_of(bound) is function:
+                found.append(bound.name.value)
+        if isinstance(kwargs, cst.Param) and any(  # a wrapper passing its `**kwargs` on: a caller's `tools=`
+            a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs.name.value for a in call.args
+        ):
+            found.append(f"**{kwargs.name.value}")
+    return tuple(found)
