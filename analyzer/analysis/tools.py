@@ -118,7 +118,28 @@ def may_attach_tools(tree: PythonTree) -> bool:
         any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)))
         or any(ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call))
         or _may_spread_tools(tree)
+        or _may_pass_tools_on(tree)
     )
+
+
+def _may_pass_tools_on(tree: PythonTree) -> bool:
+    """`llm.send(..., tools=TOOLS)`: `tools=` given to an imported function, which may hand the
+    list to its model call (the project pass says whether it does)."""
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in tree.nodes(ast.Import, ast.ImportFrom)
+        for alias in node.names
+    }
+    return any(
+        _root_name(call.func) in imported and any(k.arg == "tools" for k in call.keywords)
+        for call in tree.nodes(ast.Call)
+    )
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _may_spread_tools(tree: PythonTree) -> bool:
