@@ -22,6 +22,12 @@ class ImportedFacts:
         annotated with the class: `specialist: BillingSpecialist` ... `specialist.run(h)`)."""
         if self.linked is None or not self.linked.functions:
             return None
+        key = ("remote", id(call))  # asked of a call again and again: each read of a history, each site
+        if key not in self._summaries:
+            self._summaries[key] = self._linked_function(call)
+        return self._summaries[key]
+
+    def _linked_function(self, call: cst.Call) -> RemoteFunction | None:
         names = set(self.qualified(call.func))
         if isinstance(call.func, cst.Name) and not names:
             names.add(call.func.value)  # a function a star import binds (`from store import *`)
@@ -33,8 +39,12 @@ class ImportedFacts:
         return next((self.linked.functions[n] for n in sorted(names) if n in self.linked.functions), None)
 
     def imported_sites(self) -> list[tuple[cst.Call, Sink]]:
-        """Calls that hand an argument to a function of another module that sends it whole."""
-        found = []
+        """Calls that hand an argument to a function of another module that sends it whole
+        (once per module: the send sites and a framework's bounds both ask)."""
+        cached = self._summaries.get("imported sites")
+        if cached is not None:
+            return cached
+        found = self._summaries["imported sites"] = []
         for call in self.nodes.calls:
             remote = self.imported_function(call) if not self.callees(call) else None
             for send in remote.sends if remote is not None else ():
