@@ -242,6 +242,12 @@ class AgentOversizedHandoff(ChatRule):
         "async def turn(agent, result, text):\n"
         "    items = result.to_input_list() + [{'role': 'user', 'content': text}]\n"
         "    return await Runner.run(result.last_agent, items)\n",
+        # the agent of the earlier run continues, its replay carried by a local
+        "from agents import Runner\n"
+        "async def turn(agent, question, text):\n"
+        "    result = await Runner.run(agent, question)\n"
+        "    items = result.to_input_list() + [{'role': 'user', 'content': text}]\n"
+        "    return await Runner.run(agent, items)\n",
         # LangGraph: a Command that adds one message (the reducer keeps the rest)
         "from langgraph.types import Command\n"
         "def triage(state):\n"
@@ -379,6 +385,18 @@ class AgentOversizedHandoff(ChatRule):
             18,
             4,
             67,
+        ),
+        # the same replay carried by a dict entry before the run
+        Invalid(
+            "from agents import Runner\n"
+            "async def escalate(triage_agent, billing_agent, question):\n"
+            "    result = await Runner.run(triage_agent, question)\n"
+            "    job = {'items': result.to_input_list()}\n"
+            "    return await Runner.run(billing_agent, job['items'])\n",
+            5,
+            18,
+            5,
+            57,
         ),
         Invalid(
             "from agents import Runner, handoff\nto_billing = handoff(agent=billing_agent)\n"
@@ -547,14 +565,29 @@ class AgentOversizedHandoff(ChatRule):
         agent_code = self.facts.code(agent.value)
         if agent_code.endswith("last_agent"):
             return False
-        for node in walk(items.value):
-            if isinstance(node, cst.Call) and callee_name(node) == "to_input_list":
-                receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-                earlier = self._earlier_run(receiver) if isinstance(receiver, cst.Name) else None
-                first = positional(earlier, 0) if earlier is not None else None
-                if first is not None and self.facts.code(first.value) != agent_code:
-                    return True
+        for node in self._replays(items.value):
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            earlier = self._earlier_run(receiver) if isinstance(receiver, cst.Name) else None
+            first = positional(earlier, 0) if earlier is not None else None
+            if first is not None and self.facts.code(first.value) != agent_code:
+                return True
         return False
+
+    def _replays(self, items: cst.BaseExpression) -> list[cst.Call]:
+        """The `result.to_input_list()` calls whose list `items` is: written there, or carried
+        by a local, a dict entry, a tuple or a field (the analysis' dataflow, read by its code)."""
+        written = [n for n in walk(items) if isinstance(n, cst.Call) and callee_name(n) == "to_input_list"]
+        if written:
+            return written
+        carried = {u.storage.label for u in self.facts.whole_history_in(items) if u.storage.kind == "accessor"}
+        function = self.facts.function_of(items)
+        return [
+            c
+            for c in self.nodes.calls
+            if callee_name(c) == "to_input_list"
+            and self.facts.code(c) in carried
+            and self.facts.function_of(c) is function
+        ]
 
     def _earlier_run(self, name: cst.Name) -> cst.Call | None:
         value = self.facts.assignment_before(name)

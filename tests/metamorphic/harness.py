@@ -16,6 +16,7 @@ import contextlib
 import copy
 import dataclasses
 import os
+import re
 import shutil
 import tempfile
 import textwrap
@@ -61,6 +62,8 @@ class Outcome:
     base: Counter = field(default_factory=Counter)  # (file, rule) -> findings on the original
     after: Counter = field(default_factory=Counter)  # (file, rule) -> findings on the rewritten project
     where: list[str] = field(default_factory=list)  # the rewritten findings, `file:line rule`
+    at: list[tuple[str, str, int, int]] = field(default_factory=list)  # the original findings: file, rule, line, col
+    sends: dict[str, list[tuple[tuple[int, int, int, int], str]]] = field(default_factory=dict)  # a control's sends
     error: str | None = None
 
 
@@ -129,8 +132,11 @@ def shared_analysis() -> Iterator[None]:
         pipeline.analyze_source = analyze
 
 
-def findings(root: Path, project: Project, case: Case, origin: dict[str, str]) -> tuple[Counter, list[str]]:
-    """(file, rule) -> count of what `chatbound check` reports on `project`, written at `root`, and where."""
+def findings(
+    root: Path, project: Project, case: Case, origin: dict[str, str]
+) -> tuple[Counter, list[str], list[tuple[str, str, int, int]]]:
+    """(file, rule) -> count of what `chatbound check` reports on `project`, written at `root`, and
+    where: as text, and as (file, rule, line, column)."""
     from chatbound.run.config import Settings
     from chatbound.run.runner import run
 
@@ -146,12 +152,14 @@ def findings(root: Path, project: Project, case: Case, origin: dict[str, str]) -
         raise RuntimeError("; ".join(f"{e.path}: {e.message}" for e in result.errors))
     counts: Counter = Counter()
     where = []
+    at = []
     for f in result.active:
         path = Path(f.path)
         shown = str((path if path.is_absolute() else root / path).resolve().relative_to(root))
         counts[(origin.get(shown, shown), f.rule_id)] += 1
         where.append(f"{shown}:{f.span.line}:{f.span.col} {f.rule_id}")
-    return counts, where
+        at.append((shown, f.rule_id, f.span.line, f.span.col))
+    return counts, where, at
 
 
 def changed_files(project: Project, rewritten: Rewritten) -> set[str]:
@@ -167,12 +175,12 @@ def evaluate_case(index: int, rewrites: tuple[str, ...]) -> list[Outcome]:
     with tempfile.TemporaryDirectory(prefix="chatbound-meta-") as tmp, shared_analysis():
         root = Path(tmp).resolve() / "project"
         try:
-            base = findings(root, case.project, case, {})[0]
+            base, _, at = findings(root, case.project, case, {})
         except Exception:  # noqa: BLE001 - a run that fails is reported, not hidden
             error = traceback.format_exc(limit=6)
             return [Outcome(case.name, rewrite, error=error) for rewrite in rewrites]
         for rewrite in rewrites:
-            outcome = Outcome(case.name, rewrite, base=base)
+            outcome = Outcome(case.name, rewrite, base=base, at=at)
             outcomes.append(outcome)
             try:
                 transform = REWRITES.get(rewrite) or CONTROLS[rewrite]
@@ -180,7 +188,8 @@ def evaluate_case(index: int, rewrites: tuple[str, ...]) -> list[Outcome]:
                 if rewritten is None:
                     continue
                 outcome.applied = changed_files(case.project, rewritten)
-                outcome.after, outcome.where = findings(root, rewritten.files, case, rewritten.origin)
+                outcome.sends = rewritten.sends
+                outcome.after, outcome.where, _ = findings(root, rewritten.files, case, rewritten.origin)
             except Exception:  # noqa: BLE001 - a rewrite or a run that fails is reported, not hidden
                 outcome.error = traceback.format_exc(limit=6)
     return outcomes
@@ -269,9 +278,16 @@ def tallies(outcomes: list[Outcome]) -> dict[tuple[str, str, str], Tally]:
             if path not in o.applied:
                 t.not_applied += n
                 continue
+            if control:
+                beyond = _beyond_control(case, o, path, rule)
+                t.not_applied += beyond
+                n -= beyond
+                if not n:
+                    continue
             t.total += n
             after = o.after.get((path, rule), 0)
             if control:
+                after = max(0, after - beyond)
                 removed = max(0, n - after)
                 t.kept += removed
                 if removed < n:
@@ -294,6 +310,32 @@ def tallies(outcomes: list[Outcome]) -> dict[tuple[str, str, str], Tally]:
                 else:
                     t.kept += 1
     return out
+
+
+# a handoff the framework makes itself (declared on an agent, a graph's Command, a helper that
+# builds handoff tools): no list is given at a model call, so bounding one changes nothing
+DECLARED_HANDOFF = re.compile(r"(Command|handoff|create_\w+)\(")
+
+
+def _beyond_control(case: Case, o: Outcome, path: str, rule: str) -> int:
+    """How many of `path`'s findings of `rule` the control cannot change: those inside a send it
+    left as it was (the history kept by a session, or only this turn's text given there), those
+    at no send of a file that keeps its history in a session or wrapper (reported where that is
+    built), and declared handoffs."""
+    lines = dict(case.files).get(path, "").splitlines()
+    sends = o.sends.get(path, [])
+    held = any(what == "held" for _, what in sends)
+    beyond = 0
+    for shown, found, line, col in o.at:
+        if shown != path or found != rule:
+            continue
+        at = [what for (a, b, c, d), what in sends if (a, b) <= (line, col) <= (c, d)]
+        text = lines[line - 1] if line <= len(lines) else ""
+        declared = rule == "AGENT-OVERSIZED-HANDOFF" and (
+            DECLARED_HANDOFF.match(text[col - 1 :]) is not None or "handoffs=" in text[: col - 1]
+        )
+        beyond += declared or (at and "bounded" not in at) or (not at and held)
+    return beyond
 
 
 TARGETS = {"positive": 0.95, "negative": 1.0, "control": 0.95}

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 import libcst as cst
 from libcst import matchers as m
+from libcst.metadata import PositionProvider
 
 from chatbound.syntax.qualified import QualifiedNames
 from chatbound.syntax.visitors import parents as syntax_parents
@@ -36,6 +37,10 @@ LIST_KEYWORDS = ("messages", "input", "contents", "chat_history", "message_histo
 class Rewritten:
     files: Project
     origin: dict[str, str] = field(default_factory=dict)  # an added file -> the file it was cut from
+    # a control: each send's span in the original file, (line, column, end line, end column),
+    # 1-based, and what the control did there: `bounded`, `left` (only this turn's text given) or
+    # `held` (the history kept by a session or a wrapper, not given at the send)
+    sends: dict[str, list[tuple[tuple[int, int, int, int], str]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,15 +137,14 @@ def root_name(expr: cst.BaseExpression | None) -> str | None:
 
 
 def list_argument(call: cst.Call) -> int | None:
-    """The index of the argument that holds the messages."""
+    """The index of the argument that holds the messages (an agent runner takes the agent first)."""
     for name in LIST_KEYWORDS:
         for i, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == name:
                 return i
-    for i, arg in enumerate(call.args):
-        if arg.keyword is None and not arg.star:
-            return i
-    return None
+    first = 1 if m.matches(call.func, m.Attribute(m.Name("Runner"))) else 0
+    positional = [i for i, arg in enumerate(call.args) if arg.keyword is None and not arg.star]
+    return positional[first] if len(positional) > first else None
 
 
 def imported_names(module: cst.Module) -> dict[str, cst.SimpleStatementLine]:
@@ -522,29 +526,84 @@ BOUNDS = {
 }
 
 
+# the history is kept by the service or by a wrapper, not given at the send: nothing there to bound
+HELD_ELSEWHERE = ("session", "previous_response_id", "conversation", "config")
+
+
+def _this_turn_only(value: cst.BaseExpression) -> bool:
+    """A constant text, a dict of inputs or a list written out with no history spread in it: what
+    this turn adds, not the history (bounding it changes nothing). An f-string may hold the history."""
+    if isinstance(value, cst.List):
+        return not any(isinstance(e, cst.StarredElement) for e in value.elements)
+    return isinstance(value, cst.SimpleString | cst.Dict | cst.Integer)
+
+
+class _PayloadMessages(cst.CSTTransformer):
+    """Wraps the value of a `"messages"`-like entry of a request payload (`json={...}`)."""
+
+    def __init__(self) -> None:
+        self.wrapped = False
+
+    def leave_DictElement(self, original_node: cst.DictElement, updated_node: cst.DictElement) -> cst.DictElement:
+        key = updated_node.key
+        if self.wrapped or not (isinstance(key, cst.SimpleString) and key.evaluated_value in LIST_KEYWORDS):
+            return updated_node
+        self.wrapped = True
+        return updated_node.with_changes(value=cst.Call(cst.Name("recent"), [cst.Arg(updated_node.value)]))
+
+
 class BoundSend(SendTransformer):
+    def __init__(self, sends, module, positions) -> None:
+        super().__init__(sends, module)
+        self.positions = positions
+        self.done: list[tuple[tuple[int, int, int, int], str]] = []
+
     def send(self, original: cst.Call, updated: cst.Call, send: Send) -> cst.BaseExpression:
-        at = list_argument(updated)
-        if at is None:
+        at = self.positions[original]
+        span = (at.start.line, at.start.column + 1, at.end.line, at.end.column + 1)
+        if any(a.keyword is not None and a.keyword.value in HELD_ELSEWHERE for a in updated.args):
+            self.done.append((span, "held"))
             return updated
+        result = self.bounded(updated)
+        self.done.append((span, "left" if result is updated else "bounded"))
+        return result
+
+    def bounded(self, updated: cst.Call) -> cst.BaseExpression:
+        at = list_argument(updated)
         args = list(updated.args)
-        args[at] = args[at].with_changes(value=cst.Call(cst.Name("recent"), [cst.Arg(args[at].value)]))
-        return updated.with_changes(args=args)
+        if at is not None and not isinstance(args[at].value, cst.SimpleString | cst.Name):
+            if _this_turn_only(args[at].value):
+                return updated
+            args[at] = args[at].with_changes(value=cst.Call(cst.Name("recent"), [cst.Arg(args[at].value)]))
+            return updated.with_changes(args=args)
+        if at is not None and isinstance(args[at].value, cst.Name) and not args[at].value.value.isupper():
+            args[at] = args[at].with_changes(value=cst.Call(cst.Name("recent"), [cst.Arg(args[at].value)]))
+            return updated.with_changes(args=args)
+        payload = _PayloadMessages()  # an HTTP request: the URL first, the messages in its payload
+        changed = updated.visit(payload)
+        return changed if payload.wrapped else updated
 
 
 def bound(helper: str) -> Callable[[Project], Rewritten | None]:
     def rewrite(project: Project) -> Rewritten | None:
+        done: dict[str, list[tuple[tuple[int, int, int, int], str]]] = {}
+
         def one(path: str, source: str, project: Project):
             tree, sends = _wrapped(source)
             if not sends:
                 return None
-            transformer = BoundSend(sends, tree)
+            positions = cst.MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+            transformer = BoundSend(sends, tree, positions)
             module = tree.visit(transformer)
+            done[path] = transformer.done
             if not transformer.changed:
                 return None
             return _after_imports(module, parse_statements(BOUNDS[helper])).code, {}
 
-        return _per_file(project, one)
+        rewritten = _per_file(project, one)
+        if rewritten is not None:
+            rewritten.sends = done
+        return rewritten
 
     return rewrite
 

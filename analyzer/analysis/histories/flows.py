@@ -144,12 +144,80 @@ class FlowFacts:
                             added.append((call, Sink(call, sink.api, sink.framework, (argument,))))
                             if id(sink.call) in self.sent_elsewhere:  # the helper hands it to another module's send
                                 self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
+            added.extend(self._built_sites(added or found))
             found.extend(added)
             fresh = {id(self.function_of(call)) for call, _ in added} - seen
             seen |= fresh
             if not fresh:
                 break
         return found
+
+    def _built_sites(self, sites: list[tuple[cst.Call, Sink]]) -> list[tuple[cst.Call, Sink]]:
+        """`Streamer(client, prompt).stream()`: a class of this module whose constructor keeps a
+        parameter on `self` that one of its methods sends. Building the object and calling that
+        method sends the argument (the object is the send's carrier, not a history)."""
+        found = []
+        for init in self.functions.get("__init__", []):
+            klass = self.class_of(init)
+            kept = self._kept_params(init) if klass is not None else {}
+            sent: dict[str, list[tuple[str, Sink]]] = {}  # method name -> (parameter, sink)
+            for site, sink in sites if kept else ():
+                method = self.function_of(site)
+                if method is None or method is init or self.class_of(method) is not klass:
+                    continue
+                for arg in sink.content:
+                    for use in self.whole_history_in(arg):
+                        if use.storage.kind == "attribute" and use.storage.key in kept:
+                            sent.setdefault(method.name.value, []).append((kept[use.storage.key], sink))
+            for call in self.nodes.calls if sent else ():
+                if isinstance(call.func, cst.Name) and call.func.value == klass.name.value:
+                    for method in self._methods_run_on(call, set(sent)):
+                        for param, sink in sent[method]:
+                            argument = self.argument_in(call, [p.name.value for p in self._params(init)][1:], param)
+                            if argument is not None:
+                                found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+        return found
+
+    def _kept_params(self, init: cst.FunctionDef) -> dict[str, str]:
+        """`self.prompt = prompt` in a constructor: the attribute's key -> the parameter's name."""
+        klass = self.class_of(init)
+        params = {p.name.value for p in self._params(init)}
+        kept = {}
+        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)):
+                    continue
+                for target in small.targets:
+                    attr = target.target
+                    if (
+                        isinstance(attr, cst.Attribute)
+                        and isinstance(attr.value, cst.Name)
+                        and attr.value.value == "self"
+                        and small.value.value in params
+                    ):
+                        kept[f"{klass.name.value}.{attr.attr.value}"] = small.value.value
+        return kept
+
+    def _methods_run_on(self, built: cst.Call, methods: set[str]) -> set[str]:
+        """Which of `methods` are called on the object `built` makes: at once
+        (`Streamer(...).stream()`) or through the name it is bound to in the same function."""
+        parent = self.parent(built)
+        if isinstance(parent, cst.Attribute) and parent.attr.value in methods:
+            return {parent.attr.value}
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return set()
+        target = parent.targets[0].target
+        if not isinstance(target, cst.Name):
+            return set()
+        function = self.function_of(built)
+        return {
+            call.func.attr.value
+            for call in self.calls_in(function)
+            if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in methods
+            and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == target.value
+        }
 
     def flows(self) -> list[Flow]:
         """Whole histories reaching a model: one per (history, send site)."""
