@@ -105,6 +105,8 @@ class RagExcessiveTopK(ChatRule):
     TRIGGERS = RETRIEVAL_TRIGGERS  # every finding follows the results of one of these calls, keywords or queries
 
     VALID = [
+        # the tuple's other element is what is sent
+        "docs = store.similarity_search(question, k=20)\npair = (f'{docs}', question)\nllm.invoke(pair[1])\n",
         "docs = store.similarity_search(question, k=4)\nllm.invoke(f'{docs}')\n",
         "docs = store.max_marginal_relevance_search(question, k=4, fetch_k=40)\nllm.invoke(f'{docs}')\n",
         # a wide first stage cut to a few by a reranker before the prompt
@@ -147,6 +149,29 @@ qa = RetrievalQA.from_chain_type(llm, retriever=retriever)
     ]
     INVALID = [
         Invalid("docs = store.similarity_search(question, k=20)\nllm.invoke(f'{question} {docs}')\n", 2, 26, 2, 30),
+        # the prompt carried by a tuple, and by a record's field, before the call
+        Invalid(
+            "docs = store.similarity_search(question, k=20)\n"
+            "pair = ([{'role': 'user', 'content': f'{docs}'}], 'gpt-4o')\n"
+            "llm.invoke(pair[0])\n",
+            3,
+            12,
+            3,
+            16,
+        ),
+        Invalid(
+            "from dataclasses import dataclass\n"
+            "@dataclass\n"
+            "class Job:\n"
+            "    prompt: str\n"
+            "docs = store.similarity_search(question, k=20)\n"
+            "job = Job(f'{question} {docs}')\n"
+            "llm.invoke(job.prompt)\n",
+            7,
+            12,
+            7,
+            15,
+        ),
         Invalid("docs = store.similarity_search(question, 20)\nanswer = llm.invoke(docs)\n", 2, 21, 2, 25),
         # a retriever handed to a chain reaches the chain's model
         Invalid(

@@ -111,6 +111,11 @@ class Reach:
     count: int  # how many of them still
 
 
+# syntax steps a follow takes from the retrieval to the model call (each element, dict entry,
+# binding and call is one): deep enough for results joined, put in a message, carried and sent
+FOLLOW_DEPTH = 24
+
+
 def count_args(call: cst.Call) -> list[tuple[str, cst.CSTNode, cst.BaseExpression]]:
     """(label, node to report, value expression) for every result-count argument of a call."""
     name = callee_name(call)
@@ -247,6 +252,7 @@ class RetrievalFacts:
         # ("results" or "retriever"): what the module's summary offers its importers
         self.returned: list[tuple[cst.FunctionDef, int, str]] = []
         self._sink_args = {id(a): call for call, sink in facts.sites() for a in sink.content}
+        self._through: dict[int, cst.CSTNode] = {}  # a tuple or list literal -> the element the follow came up by
 
     # --- where the follow starts ---------------------------------------------------------
 
@@ -304,7 +310,7 @@ class RetrievalFacts:
     def _follow(self, node: cst.CSTNode, count: int, kind: str, entry: cst.CSTNode, depth: int) -> list[Reach]:
         """Where the value of `node` (results, or a retriever) reaches a model; `entry` is the
         node to report when it does (the read that brought it into the current expression)."""
-        if depth > 12:
+        if depth > FOLLOW_DEPTH:
             return []
         parent = self.facts.parent(node)
         if parent is None:
@@ -332,6 +338,8 @@ class RetrievalFacts:
                 return [Reach(node, count)]  # a LangChain pipe: the chain's model gets them
             if isinstance(parent, cst.DictElement) and parent.key is node:
                 return []
+            if isinstance(parent, (cst.Tuple, cst.List)):
+                self._through[id(parent)] = node
             return up()
         if kind == "retriever":
             return self._follow_retriever(node, parent, count, entry, depth)
@@ -362,6 +370,8 @@ class RetrievalFacts:
             key = literal(index.value) if isinstance(index, cst.Index) else None
             if isinstance(key, str) or (key == 0 and self._is_batch(subscript)):
                 return self._follow(subscript, count, "results", entry, depth + 1)  # hits["documents"][0]
+            if self._came_by(subscript.value, key):
+                return self._follow(subscript, count, "results", entry, depth + 1)  # `pair = (msgs, x)`; `pair[0]`
             return []  # one result
         if part.step is not None:
             return []
@@ -373,6 +383,17 @@ class RetrievalFacts:
         if kept <= self.limit:
             return []
         return self._follow(subscript, kept, "results", entry, depth + 1)
+
+    def _came_by(self, container: cst.BaseExpression, index: object) -> bool:
+        """Whether element `index` of the tuple or list literal a local `container` is bound to is
+        the one the follow came up by (`pair = (msgs, None)`, then `pair[0]`)."""
+        bound = self.facts.assignment_before(container) if isinstance(container, cst.Name) else None
+        if not isinstance(bound, (cst.Tuple, cst.List)) or not isinstance(index, int) or isinstance(index, bool):
+            return False
+        elements = bound.elements
+        if any(isinstance(e, cst.StarredElement) for e in elements) or not 0 <= index < len(elements):
+            return False
+        return self._through.get(id(bound)) is elements[index]
 
     def _is_batch(self, subscript: cst.Subscript) -> bool:
         """`res["documents"][0]`: the first query's list of a batched response (Chroma)."""
@@ -393,7 +414,7 @@ class RetrievalFacts:
             isinstance(call.func, cst.Attribute) and RERANK_NAME.search(dotted(call.func)[-2])
         ):
             return [] if self.keeps_few(call) else self._follow(call, count, kind, entry, depth + 1)
-        if name in PASSTHROUGH:
+        if name in PASSTHROUGH or self.facts.builds_record(call):  # `Box(msgs)`: read back as `box.items`
             return self._follow(call, count, kind, entry, depth + 1)
         found = []
         for function in self.facts.callees(call):

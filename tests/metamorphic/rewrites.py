@@ -538,6 +538,14 @@ def _this_turn_only(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.SimpleString | cst.Dict | cst.Integer)
 
 
+def _url(value: cst.BaseExpression) -> bool:
+    """`f"{base}/api/generate"`: an HTTP call's address (its messages are in the payload)."""
+    if not isinstance(value, cst.FormattedString):
+        return False
+    text = "".join(p.value for p in value.parts if isinstance(p, cst.FormattedStringText))
+    return "/" in text and " " not in text
+
+
 class _PayloadMessages(cst.CSTTransformer):
     """Wraps the value of a `"messages"`-like entry of a request payload (`json={...}`)."""
 
@@ -571,7 +579,7 @@ class BoundSend(SendTransformer):
     def bounded(self, updated: cst.Call) -> cst.BaseExpression:
         at = list_argument(updated)
         args = list(updated.args)
-        if at is not None and not isinstance(args[at].value, cst.SimpleString | cst.Name):
+        if at is not None and not isinstance(args[at].value, cst.SimpleString | cst.Name) and not _url(args[at].value):
             if _this_turn_only(args[at].value):
                 return updated
             args[at] = args[at].with_changes(value=cst.Call(cst.Name("recent"), [cst.Arg(args[at].value)]))

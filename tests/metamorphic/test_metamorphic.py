@@ -159,33 +159,13 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     (
         "positive",
         "RAG-EXCESSIVE-TOP-K",
-        "carry-dataclass",
-    ): "2/17 (11.8 %): results are followed forward (chatbound.analysis.retrieval): a constructor argument reaches nothing; left to the engineer changing that module",
-    (
-        "positive",
-        "RAG-EXCESSIVE-TOP-K",
-        "carry-dict",
-    ): "15/17 (88.2 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
-    (
-        "positive",
-        "RAG-EXCESSIVE-TOP-K",
-        "carry-kwargs",
-    ): "4/6 (66.7 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
-    (
-        "positive",
-        "RAG-EXCESSIVE-TOP-K",
-        "carry-tuple",
-    ): "2/17 (11.8 %): results are followed forward (chatbound.analysis.retrieval): `pair[0]` read as one result; left to the engineer changing that module",
-    (
-        "positive",
-        "RAG-EXCESSIVE-TOP-K",
         "send-forwarding",
-    ): "16/17 (94.1 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "18/19 (94.7 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "RAG-EXCESSIVE-TOP-K",
         "send-method",
-    ): "16/17 (94.1 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "18/19 (94.7 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "TOOLS-ALL-REGISTERED",

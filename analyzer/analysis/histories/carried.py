@@ -128,7 +128,7 @@ class CarriedFacts(ModuleTree):
         if init is None:
             return None
         params = [p.name.value for p in init.params.params][1:]  # `self` is not passed
-        kept = _kept_parameter(init, attr)
+        kept = kept_parameter(init, attr)
         if kept is None or kept not in [p.name.value for p in (*init.params.params, *init.params.kwonly_params)]:
             return None
         return self.argument_in(call, params, kept)
@@ -178,7 +178,7 @@ def _element(built: cst.Tuple | cst.List, index: cst.BaseExpression) -> cst.Base
     return elements[at].value
 
 
-def _kept_parameter(init: cst.FunctionDef, attr: str) -> str | None:
+def kept_parameter(init: cst.FunctionDef, attr: str) -> str | None:
     """`self.<attr> = <param>` at the top level of `__init__`: the parameter kept as the attribute."""
     body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
     for statement in body:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound import frameworks
+from chatbound.analysis.histories.carried import kept_parameter
 from chatbound.syntax.messages import callee_name, message_roles, string
 from chatbound.vocabulary.facts import Flow, History
 from chatbound.vocabulary.sinks import CLIENT_METHODS, Sink, sink_of
@@ -159,16 +160,19 @@ class FlowFacts:
         found = []
         for init in self.functions.get("__init__", []):
             klass = self.class_of(init)
-            kept = self._kept_params(init) if klass is not None else {}
+            if klass is None:
+                continue
             sent: dict[str, list[tuple[str, Sink]]] = {}  # method name -> (parameter, sink)
-            for site, sink in sites if kept else ():
+            for site, sink in sites:
                 method = self.function_of(site)
                 if method is None or method is init or self.class_of(method) is not klass:
                     continue
                 for arg in sink.content:
                     for use in self.whole_history_in(arg):
-                        if use.storage.kind == "attribute" and use.storage.key in kept:
-                            sent.setdefault(method.name.value, []).append((kept[use.storage.key], sink))
+                        owner, _, attr = use.storage.key.partition(".")
+                        param = kept_parameter(init, attr) if use.storage.kind == "attribute" else None
+                        if owner == klass.name.value and param is not None:
+                            sent.setdefault(method.name.value, []).append((param, sink))
             for call in self.nodes.calls if sent else ():
                 if isinstance(call.func, cst.Name) and call.func.value == klass.name.value:
                     for method in self._methods_run_on(call, set(sent)):
@@ -177,26 +181,6 @@ class FlowFacts:
                             if argument is not None:
                                 found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
         return found
-
-    def _kept_params(self, init: cst.FunctionDef) -> dict[str, str]:
-        """`self.prompt = prompt` in a constructor: the attribute's key -> the parameter's name."""
-        klass = self.class_of(init)
-        params = {p.name.value for p in self._params(init)}
-        kept = {}
-        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)):
-                    continue
-                for target in small.targets:
-                    attr = target.target
-                    if (
-                        isinstance(attr, cst.Attribute)
-                        and isinstance(attr.value, cst.Name)
-                        and attr.value.value == "self"
-                        and small.value.value in params
-                    ):
-                        kept[f"{klass.name.value}.{attr.attr.value}"] = small.value.value
-        return kept
 
     def _methods_run_on(self, built: cst.Call, methods: set[str]) -> set[str]:
         """Which of `methods` are called on the object `built` makes: at once
