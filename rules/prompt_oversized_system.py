@@ -12,6 +12,7 @@ from chatbound.analysis.prompts import (
     SystemPrompts,
     has_system_prompt_place,
     may_exceed,
+    may_hold_text,
 )
 from chatbound.analysis.rule import Invalid, Option, Rule, Valid
 from chatbound.findings import Severity
@@ -156,6 +157,12 @@ class PromptOversizedSystem(Rule):
         at least a byte), unless it is read from a data file or imported from another module."""
         limit = options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default)
         return may_exceed(source, limit)
+
+    @classmethod
+    def may_offer(cls, source: bytes, options: dict) -> bool:
+        """A module whose string literals can hold a text over the limit offers it to the
+        modules importing it, whatever it is named (`v11 = \"\"\"...\"\"\"` in `prompts.py`)."""
+        return may_hold_text(source, options.get("max-system-tokens", cls.OPTIONS["max-system-tokens"].default))
 
     @staticmethod
     def may_report_tree(tree: PythonTree, options: dict) -> bool:

@@ -237,6 +237,15 @@ class ToolsAllRegistered(ChatRule):
             43,
         ),
         Invalid("llm = model.bind_tools([a, b, c, d, e])", 1, 24, 1, 39),
+        # the model call through a name bound to the client's method
+        Invalid(
+            "create = client.chat.completions.create\n"
+            "reply = create(model='gpt-4o', messages=msgs, tools=[a, b, c, d, e])\n",
+            2,
+            47,
+            2,
+            68,
+        ),
         Invalid(
             "response = client.chat.completions.create(\n"
             "    model='gpt-4o',\n"

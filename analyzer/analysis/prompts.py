@@ -108,6 +108,12 @@ def may_exceed(source: bytes, limit: int) -> bool:
     )
 
 
+def may_hold_text(source: bytes, limit: int) -> bool:
+    """Whether a module's string literals can hold a text over `limit` tokens (a token is at
+    least a byte), which it may hand its importers (`prompts.py`), whatever the text is named."""
+    return literal_bytes(source) > limit
+
+
 def _string_key(element: cst.BaseDictElement) -> str | None:
     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
         value = element.key.evaluated_value

@@ -156,6 +156,13 @@ class Rule(cst.BatchableCSTVisitor):
         the rule's threshold needs); False only where the rule cannot report on the file."""
         return True
 
+    @classmethod
+    def may_offer(cls, source: bytes, options: dict[str, Any]) -> bool:
+        """For a cross-module rule: whether a module its triggers miss may still hand its
+        importers a value the rule sizes (a long text kept under any name); the project pass
+        summarises such a module."""
+        return False
+
     # A test on CPython's parse of the file (`may_report_tree(tree, options)`, tree a
     # `chatbound.syntax.stdlib_tree.PythonTree`: `tree.nodes(ast.Call)` lists the nodes of a type, from one
     # walk shared by every rule), for a rule whose triggers are common words: False only where

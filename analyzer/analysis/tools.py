@@ -86,11 +86,13 @@ def takes_tools(name: str, keywords) -> bool:
     )
 
 
-def _may_bind_tools(node: ast.AST) -> bool:
+def _may_bind_tools(node: ast.AST, aliases: dict[str, str]) -> bool:
     """A call `_tools_arguments` reads a tools argument of, or a function registered as an
-    agent's tool (`@agent.tool`), on CPython's tree."""
+    agent's tool (`@agent.tool`), on CPython's tree; `aliases` names the methods bound to a
+    name (`create = client.chat.completions.create`)."""
     if type(node) is ast.Call:
         name, keywords = ast_class_name(node), {k.arg for k in node.keywords}
+        name = aliases.get(name, name) if isinstance(node.func, ast.Name) else name
         if not takes_tools(name, keywords):
             return False
         index = TOOL_TAKERS.get(name)
@@ -110,12 +112,24 @@ def _may_bind_tools(node: ast.AST) -> bool:
     return False
 
 
+def _method_aliases(tree: PythonTree) -> dict[str, str]:
+    """`create = client.chat.completions.create`: the name -> the method's name."""
+    return {
+        target.id: node.value.attr
+        for node in tree.nodes(ast.Assign)
+        if isinstance(node.value, ast.Attribute)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
 def may_attach_tools(tree: PythonTree) -> bool:
     """Whether a module may attach tools to a model or agent, on CPython's tree: a call given
     a tools argument, an agent's `@agent.tool`, a call listing a server's tools, or a call
     given a dict of arguments that holds tools."""
+    aliases = _method_aliases(tree)
     return (
-        any(map(_may_bind_tools, tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)))
+        any(_may_bind_tools(node, aliases) for node in tree.nodes(ast.Call, ast.FunctionDef, ast.AsyncFunctionDef))
         or any(ast_callee_name(call) in frameworks.SERVER_TOOL_CALLS for call in tree.nodes(ast.Call))
         or _may_spread_tools(tree)
         or _may_pass_tools_on(tree)
@@ -238,7 +252,7 @@ class ToolFacts:
         self.arguments.extend((node, argument, argument.value) for argument in arguments)
         if not arguments and node.args and self.context.project is not None and self.context.project.functions:
             self.calls.append(node)
-        if takes_tools(class_name(node), ("model",)) and any(
+        if takes_tools(self._callee(node), ("model",)) and any(
             a.star == "**" and isinstance(a.value, cst.Name) for a in node.args
         ):
             self.spread.append(node)
@@ -275,10 +289,15 @@ class ToolFacts:
                 found.setdefault(target.value.value, []).append((node, target))
         return found
 
+    def _callee(self, call: cst.Call) -> str:
+        """`class_name`, through a name bound to a method (`create = client.chat.completions.create`)."""
+        bound = bound_expression(self.rule, call.func) if isinstance(call.func, cst.Name) else None
+        return bound.attr.value if isinstance(bound, cst.Attribute) else class_name(call)
+
     def _tools_arguments(self, call: cst.Call) -> list[cst.Arg]:
         """`tools=` (or `functions=`, or the tools position), and a framework's own keyword for
         tools beside it (`mcp_servers=`)."""
-        name = class_name(call)
+        name = self._callee(call)
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         if not takes_tools(name, keywords):
             return []

@@ -133,6 +133,7 @@ __all__ = [
     "chooses_tools",
     "collect",
     "CONVERSATION_KEYWORDS",
+    "CONTINUED_BY",
     "CONVERSATION_KEY_NAMES",
     "conversation_key",
     "keeps_conversation",
@@ -193,6 +194,7 @@ _INSTRUCTED, _SERVED, _WINDOWS = _declared("is_llm_agent"), _declared("served_ag
 _KEEPS, _KEYS = _declared("keeps_conversation"), _declared("conversation_key")
 CONVERSATION_KEY_NAMES = frozenset(name for names in _declared("CONVERSATION_KEY_NAMES") for name in names)
 CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KEYWORDS") for keyword in keywords)
+CONTINUED_BY = tuple(keyword for keywords in _declared("CONTINUED_BY") for keyword in keywords)
 _ROUTE_SCHEMAS, _CHOOSES_TOOLS = _declared("route_schemas"), _declared("chooses_tools")
 _CALLBACKS = _declared("history_callbacks")
 

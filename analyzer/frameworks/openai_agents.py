@@ -138,10 +138,25 @@ def _unlimited_session(facts, call: cst.Call) -> bool:
             return False
         if isinstance(parent, cst.BaseStatement):
             break
-    return any(
+    runs = any(
         s.framework == "agents" and _given_session(s.call) is not None and _pruned_before(facts, s.call) is None
         for s in facts.sinks
     )
+    return runs or any(_session_passed_on(facts, c, call) for c in facts.nodes.calls)
+
+
+def _session_passed_on(facts, call: cst.Call, session: cst.Call) -> bool:
+    """`transport.run(agent, text, session)`: the session built at `session` handed to another
+    module's function that gives it to a run as `session=` (its summary's `continued`)."""
+    remote = facts.imported_function(call)
+    for param, given in remote.continued if remote is not None else ():
+        passed = keyword(call, given) if param.startswith("**") else None
+        argument = passed.value if passed is not None else facts.argument_in(call, remote.params, param)
+        if given == "session" and (
+            argument is session or isinstance(argument, cst.Name) and facts.assignment_before(argument) is session
+        ):
+            return True
+    return False
 
 
 def _given_session(run: cst.Call) -> cst.BaseExpression | None:

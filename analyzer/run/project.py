@@ -60,8 +60,9 @@ def _has_chat_word(source: bytes) -> bool:
 
 
 def may_export(source: bytes, sends: Callable[[bytes], bool]) -> bool:
-    """Whether a module can offer a send or a whole chat history: `sends` tests the shape of a
-    model call (the cross-module rules' pre-check); a history it returns grows there."""
+    """Whether a module can offer a send, a whole chat history or a value a rule sizes: `sends`
+    tests the shape of a model call (the cross-module rules' pre-check) or of such a value (a
+    rule's `may_offer`); a history it returns grows there."""
     return (_grows(source) and _has_chat_word(source)) or sends(source)
 
 
@@ -419,6 +420,7 @@ class ProjectIndex:
             not (function.sends or function.forwards or function.returns or function.writes or function.retrieves)
             and not function.keeps
             and not function.tool_params
+            and not function.continued
         ):
             return None
         key = (path, name)
@@ -465,7 +467,16 @@ class ProjectIndex:
         if not sends and returned is None and not function.writes and retrieved is None and kept is None:
             return None
         return RemoteFunction(
-            shown, name, function.params, tuple(sends), returned, function.writes, retrieved, kept, function.tool_params
+            shown,
+            name,
+            function.params,
+            tuple(sends),
+            returned,
+            function.writes,
+            retrieved,
+            kept,
+            function.tool_params,
+            function.continued,
         )
 
 
@@ -501,6 +512,9 @@ def project_index(root: str, cache_key: str, rules, options: dict) -> ProjectInd
 
         store = Cache(Path(root), cache_key) if cache_key else None
         index = _INDEXES[key] = ProjectIndex(
-            root, lambda source: bool(rules_for(source, rules, options)), lambda path: display_path(Path(path)), store
+            root,
+            lambda source: bool(rules_for(source, rules, options)) or any(r.may_offer(source, options) for r in rules),
+            lambda path: display_path(Path(path)),
+            store,
         )
     return index

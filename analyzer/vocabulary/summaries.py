@@ -83,6 +83,9 @@ class FunctionSummary:
     retrieves: RetrievalSummary | None = None  # retrieval results it returns whole
     keeps: Span | None = None  # it returns an object keeping one conversation, made here
     tool_params: tuple[str, ...] = ()  # parameters it gives a model call as its tools (`tools=tools`)
+    # (parameter, keyword): parameters it gives a model run as the conversation an SDK keeps
+    # (`Runner.run(agent, items, session=session)`), a framework's `CONTINUED_BY` keyword
+    continued: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ class RemoteFunction:
     retrieves: RemoteRetrieval | None = None
     keeps: Place | None = None  # where the conversation object it returns is made
     tool_params: tuple[str, ...] = ()  # as `FunctionSummary.tool_params`
+    continued: tuple[tuple[str, str], ...] = ()  # as `FunctionSummary.continued`
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,8 @@ class FlowFacts:
                             added.append((call, Sink(call, sink.api, sink.framework, (argument,))))
                             if id(sink.call) in self.sent_elsewhere:  # the helper hands it to another module's send
                                 self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
-            added.extend(self._built_sites(added or found))
+            known = {id(call) for call, _ in found}
+            added.extend(site for site in self._built_sites([*found, *added]) if id(site[0]) not in known)
             found.extend(added)
             fresh = {id(self.function_of(call)) for call, _ in added} - seen
             seen |= fresh
@@ -180,6 +181,8 @@ class FlowFacts:
                             argument = self.argument_in(call, [p.name.value for p in self._params(init)][1:], param)
                             if argument is not None:
                                 found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+                                if id(sink.call) in self.sent_elsewhere:
+                                    self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
         return found
 
     def _methods_run_on(self, built: cst.Call, methods: set[str]) -> set[str]:

@@ -29,7 +29,7 @@ from chatbound.analysis.sharing import keeps
 from chatbound.analysis.toollists import Size, size_of
 from chatbound.analysis.tools import TOOL_KEYWORDS, takes_tools
 from chatbound.findings import Severity
-from chatbound.frameworks import server_tools
+from chatbound.frameworks import CONTINUED_BY, server_tools
 from chatbound.syntax.bytescan import nesting_problem
 from chatbound.syntax.messages import class_name
 from chatbound.syntax.parse import no_gc, parse
@@ -229,6 +229,7 @@ class Summarizer(ChatRule):
             retrieves=retrieves,
             keeps=next((self.span(value) for value in values if keeps(facts, value, frozenset())), None),
             tool_params=_tool_params(facts, function, calls),
+            continued=_continued(facts, function),
         )
 
     @staticmethod
@@ -323,6 +324,29 @@ def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
     sink = sink_of(call.with_changes(args=args), facts.qualified, facts.assignment_before)
     read = [i for i, probe in enumerate(probes) if sink is not None and any(c is probe.value for c in sink.content)]
     return read[0] if read else 0
+
+
+def _continued(facts: ChatFacts, function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
+    """(parameter, keyword) for the parameters the function's model calls are given as the
+    conversation an SDK keeps (`session=session`): its callers' session is what is continued.
+    A wrapper passing its `**kwargs` on passes a caller's `session=` (`("**kwargs", "session")`)."""
+    found: list[tuple[str, str]] = []
+    kwargs = function.params.star_kwarg
+    for sink in facts.sinks:
+        if facts.function_of(sink.call) is not function:
+            continue
+        if isinstance(kwargs, cst.Param) and any(
+            a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs.name.value
+            for a in sink.call.args
+        ):
+            found.extend((f"**{kwargs.name.value}", k) for k in CONTINUED_BY)
+        for arg in sink.call.args:
+            if arg.keyword is None or arg.keyword.value not in CONTINUED_BY:
+                continue
+            bound = facts.assignment_before(arg.value) if isinstance(arg.value, cst.Name) else None
+            if isinstance(bound, cst.Param) and facts.function_of(bound) is function:
+                found.append((bound.name.value, arg.keyword.value))
+    return tuple(found)
 
 
 def _tool_params(facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call]) -> tuple[str, ...]:
