@@ -157,6 +157,17 @@ class Bot:
         reply = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-20:]])
         self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
 """,
+        # the same turns added through a helper method: still no tool traffic
+        """\
+class Bot:
+    def _add(self, item):
+        self.messages.append(item)
+
+    def ask(self, text):
+        self._add({"role": "user", "content": text})
+        reply = self.client.chat.completions.create(model="gpt-4o", messages=[SYSTEM, *self.messages[-20:]])
+        self._add({"role": "assistant", "content": reply.choices[0].message.content})
+""",
         # the system message is put back in front of the window
         """\
 class Bot:
@@ -263,6 +274,26 @@ graph.add_node("tools", ToolNode(TOOLS))
             39,
             5,
             62,
+        ),
+        # tool results added through a helper method the loop calls
+        Invalid(
+            """\
+class Agent:
+    def __init__(self, client):
+        self.client = client
+        self.messages = []
+
+    def _add(self, item):
+        self.messages.append(item)
+
+    def step(self, call, result):
+        self._add({"role": "tool", "tool_call_id": call.id, "content": result})
+        return self.client.chat.completions.create(model="gpt-4o", messages=self.messages[-20:], tools=TOOLS)
+""",
+            11,
+            77,
+            11,
+            96,
         ),
         # a slice at the send over tool traffic
         Invalid(

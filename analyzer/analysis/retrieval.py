@@ -253,6 +253,9 @@ class RetrievalFacts:
         self.returned: list[tuple[cst.FunctionDef, int, str]] = []
         self._sink_args = {id(a): call for call, sink in facts.sites() for a in sink.content}
         self._through: dict[int, cst.CSTNode] = {}  # a tuple or list literal -> the element the follow came up by
+        # each step answered once: a value read in many places, by many callers, is followed
+        # from each place once, not once per path to it (the follow stays linear in the module)
+        self._followed: dict[tuple[int, int, str, int, int], list[Reach]] = {}
 
     # --- where the follow starts ---------------------------------------------------------
 
@@ -312,6 +315,13 @@ class RetrievalFacts:
         node to report when it does (the read that brought it into the current expression)."""
         if depth > FOLLOW_DEPTH:
             return []
+        key = (id(node), count, kind, id(entry), depth)
+        if key not in self._followed:
+            self._followed[key] = []  # a cycle (a function returning into its own caller) ends here
+            self._followed[key] = self._step(node, count, kind, entry, depth)
+        return self._followed[key]
+
+    def _step(self, node: cst.CSTNode, count: int, kind: str, entry: cst.CSTNode, depth: int) -> list[Reach]:
         parent = self.facts.parent(node)
         if parent is None:
             return []

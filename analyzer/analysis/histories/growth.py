@@ -218,6 +218,7 @@ class GrowthFacts:
         history = self.history(storage)
         (history.growth if self._is_per_turn(site, storage) else history.init_growth).append(site)
         values = self.growth_values(site)
+        values += [given for v in values for given in self._given_for(v)]
         roles = [r for v in values for r in message_roles(v)]
         history.roles.update(roles)
         if any(is_textual(v) or not is_numeric(v) for v in values):
@@ -226,6 +227,16 @@ class GrowthFacts:
             history.tool_traffic = True
         if "system" in roles:
             history.system_first = True
+
+    def _given_for(self, value: cst.CSTNode) -> list[cst.BaseExpression]:
+        """What the module's calls pass for a parameter a helper grows the history with
+        (`def _add(self, item): self.messages.append(item)`, then `self._add({"role": "tool", ...})`)."""
+        bound = self.assignment_before(value) if isinstance(value, cst.Name) else None
+        function = self.function_of(bound) if isinstance(bound, cst.Param) else None
+        if function is None:
+            return []
+        given = (self.argument_for(call, function, bound.name.value) for call in self.callers(function))
+        return [argument for argument in given if argument is not None]
 
     def _collect(self) -> None:
         for call in self.nodes.growth_calls:
