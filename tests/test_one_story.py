@@ -107,9 +107,8 @@ def test_every_fix_tells_the_same_story_in_text_json_sarif_and_the_editor(fixed_
             assert " ".join(parts) == _one_line(edit.text), where
             assert int(line) == edit.span.line + (verb == "inserts" and edit.text.startswith("\n")), where
             if old:
-                assert _one_line(original.splitlines()[edit.span.line - 1][edit.span.col - 1 :]).startswith(
-                    _one_line(old.strip("`"))[:40]
-                ), where
+                spanned = "\n".join(original.splitlines()[edit.span.line - 1 :])[edit.span.col - 1 :]
+                assert _one_line(spanned).startswith(_one_line(old.strip("`"))[:40]), where  # a call may span lines
             for part in parts:  # what the help quotes is in the file --fix writes
                 assert part in _one_line(written[finding.path].fixed), where
 

@@ -37,7 +37,8 @@ from chatbound.vocabulary.summaries import RemoteText
 
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
-PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent")  # LangGraph/LangChain: prompt=
+# LangGraph/LangChain: prompt= (langgraph-supervisor 0.0.31's create_supervisor too)
+PROMPT_KEYWORD_CALLS = ("create_react_agent", "create_agent", "create_supervisor")
 SYSTEM_MESSAGE_CALLS = ("SystemMessage", "from_template")
 READS_FILE = re.compile(rb"\bread(?:_text)?\s*\(")  # a prompt read from a data file (chatbound.syntax.texts)
 IMPORTS = re.compile(rb"^[ \t]*(?:from|import)[ \t]", re.M)  # a prompt kept in another module
@@ -296,7 +297,10 @@ class SystemPrompts:
     def _beside_conversation(self, use: cst.CSTNode) -> bool:
         """The system message opens a list that carries a conversation: `[system] + messages`,
         `[system, *messages]`, or a model call's system keyword beside `messages=history` (each
-        call of a tool loop or a chat resends it with the history)."""
+        call of a tool loop or a chat resends it with the history), or an agent's prompt (each step
+        of its loop resends it)."""
+        if isinstance(use, cst.Call) and (callee_name(use) in PROMPT_KEYWORD_CALLS or id(use) in self.agents):
+            return True
         sent = (
             [a.value for a in use.args if a.keyword and a.keyword.value == "messages"]
             if isinstance(use, cst.Call)

@@ -156,9 +156,24 @@ class ModuleTree:
                 continue  # `h = h[-10:]`: the read sees the binding before this one
             if value is None and isinstance(node, cst.Name) and self.inside(name, self._unpacked_from(node)):
                 continue  # `reply, h = ask(q, h)`: so does a read in the value a tuple unpacks
-            if at < where and (best_at is None or at >= best_at):
+            if at < where and (best_at is None or at >= best_at) and not self._left_before(node, name):
                 best, best_at = value, at
         return best
+
+    def _left_before(self, binding: cst.CSTNode, read: cst.Name) -> bool:
+        """`if cmd == "#clear": h = []; continue`: a binding in a branch that ends by leaving
+        (`continue`, `break`, `return`, `raise`) is not what a read after the branch sees."""
+        node = self.parent(binding)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+            if (
+                isinstance(node, cst.IndentedBlock)
+                and isinstance(self.parent(node), (cst.If, cst.Else))
+                and not self.inside(read, node)
+                and _leaves(node)
+            ):
+                return True
+            node = self.parent(node)
+        return False
 
     def bound_value(self, target: cst.Name) -> cst.CSTNode | None:
         parent = self.parent(target)
@@ -251,6 +266,13 @@ class ModuleTree:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         index = names.index(param) - offset if param in names else -1
         return positional[index].value if 0 <= index < len(positional) else None
+
+
+def _leaves(block: cst.IndentedBlock) -> bool:
+    """The block's last statement leaves it: `continue`, `break`, `return` or `raise`."""
+    last = block.body[-1] if block.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    return isinstance(small, (cst.Continue, cst.Break, cst.Return, cst.Raise))
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

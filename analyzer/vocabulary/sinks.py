@@ -122,8 +122,15 @@ CLIENT_METHODS = {
     "run": "langchain.agents",
 }
 # every callee name a sink below the SHAPES can have
+# calls that run the function they are given, with the arguments after it, in a worker thread
+# or an executor: `await asyncio.to_thread(ollama.chat, model=m, messages=h)` is that model call.
+# callee name -> the index of the function among the arguments (Python 3.9+ asyncio.to_thread,
+# loop.run_in_executor(executor, f, *args), anyio.to_thread.run_sync, starlette/fastapi
+# run_in_threadpool, concurrent.futures Executor.submit)
+DEFERRED = {"to_thread": 0, "run_in_executor": 1, "run_sync": 0, "run_in_threadpool": 0, "submit": 0}
+
 CALLEE_NAMES = frozenset(
-    {"generate", *CHATS, "completion", "acompletion", "text_completion", "post", *AGENT_RUNS, *METHODS}
+    {"generate", *CHATS, "completion", "acompletion", "text_completion", "post", *AGENT_RUNS, *METHODS, *DEFERRED}
 )
 
 
@@ -289,6 +296,15 @@ def _posted_chat(call: cst.Call, value_of: ValueOf | None) -> tuple[cst.BaseExpr
     return tuple(body[key] for key in keys if key in body)
 
 
+def _deferred(call: cst.Call, index: int, qualified, value_of: ValueOf | None) -> Sink | None:
+    """`asyncio.to_thread(f, *args, **kwargs)`: the model call `f(*args, **kwargs)` it runs, reported here."""
+    args = list(call.args)
+    if len(args) <= index or any(a.keyword is not None or a.star for a in args[: index + 1]):
+        return None
+    inner = sink_of(call.with_changes(func=args[index].value, args=args[index + 1 :]), qualified, value_of)
+    return Sink(call, inner.api, inner.framework, inner.content) if inner is not None else None
+
+
 def sink_of(
     call: cst.Call, qualified: Callable[[cst.CSTNode], set[str]], value_of: ValueOf | None = None
 ) -> Sink | None:
@@ -297,6 +313,8 @@ def sink_of(
     and body are often kept in locals or constants)."""
     parts = dotted(call.func)
     last = parts[-1]
+    if last in DEFERRED and (deferred := _deferred(call, DEFERRED[last], qualified, value_of)) is not None:
+        return deferred  # `agent.run_sync(q)` is no deferred call: it goes on below
     for tail, framework, api in SHAPES:
         if tuple(parts[-len(tail) :]) == tail and len(parts) > len(tail):
             if api == "google.genai.chats.create" and keyword(call, "history") is None:

@@ -233,9 +233,10 @@ class GrowthFacts:
         (`def _add(self, item): self.messages.append(item)`, then `self._add({"role": "tool", ...})`)."""
         bound = self.assignment_before(value) if isinstance(value, cst.Name) else None
         function = self.function_of(bound) if isinstance(bound, cst.Param) else None
-        if function is None:
+        if function is None or not isinstance(bound, cst.Param):
             return []
-        given = (self.argument_for(call, function, bound.name.value) for call in self.callers(function))
+        name = bound.name.value
+        given = (self.argument_for(call, function, name) for call in self.callers(function))
         return [argument for argument in given if argument is not None]
 
     def _collect(self) -> None:

@@ -153,21 +153,55 @@ class Summarizer(ChatRule):
         return found
 
     def _texts(self, module: cst.Module) -> dict[str, TextSummary]:
-        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`), and what its
-        top-level functions return called with no arguments (`def system_prompt(): ...`)."""
+        """Module-level `NAME = <text>` constants (a prompt kept in `prompts.py`), what its
+        top-level functions return called with no arguments (`def system_prompt(): ...`), and a
+        module class's text defaults (`class Config(BaseModel): prompt: str = "..."`), also as
+        read on a module-level instance built without them (`config = Config()`)."""
         found = {}
         for function in (s for s in module.body if isinstance(s, cst.FunctionDef)):
             text = returned_text(self, function)
             if text is not None:
                 found[function.name.value] = TextSummary(text.value, self.span(text.node), text.partial, returned=True)
+        defaults = {c.name.value: self._class_texts(c) for c in module.body if isinstance(c, cst.ClassDef)}
         for statement in module.body:
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 targets = small.targets if isinstance(small, cst.Assign) else ()
                 names = [t.target.value for t in targets if isinstance(t.target, cst.Name)]
                 text = text_of(self, small.value) if names else None
+                for name in names if text is not None else ():
+                    found[name] = TextSummary(text.value, self.span(text.node), text.partial)
+                built = small.value if names and isinstance(small.value, cst.Call) else None
+                klass = built.func.value if built is not None and isinstance(built.func, cst.Name) else None
+                given = {a.keyword.value for a in built.args if a.keyword is not None} if built is not None else set()
+                for attr, summary in (
+                    defaults.get(klass, {}).items()
+                    if built is not None and not any(a.keyword is None for a in built.args)
+                    else ()
+                ):
+                    if attr not in given:
+                        found.update({f"{name}.{attr}": summary for name in names})
+        for klass, texts in defaults.items():
+            found.update({f"{klass}.{attr}": summary for attr, summary in texts.items()})
+        return found
+
+    def _class_texts(self, klass: cst.ClassDef) -> dict[str, TextSummary]:
+        """`prompt: str = "..."` / `prompt = "..."` in a class body: the text defaults it declares."""
+        found = {}
+        for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                    name, value = small.target.value, small.value
+                elif (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                ):
+                    name, value = small.targets[0].target.value, small.value
+                else:
+                    continue
+                text = text_of(self, value)
                 if text is not None:
-                    for name in names:
-                        found[name] = TextSummary(text.value, self.span(text.node), text.partial)
+                    found[name] = TextSummary(text.value, self.span(text.node), text.partial)
         return found
 
     @staticmethod
