@@ -158,31 +158,32 @@ class FlowFacts:
         """`Streamer(client, prompt).stream()`: a class of this module whose constructor keeps a
         parameter on `self` that one of its methods sends. Building the object and calling that
         method sends the argument (the object is the send's carrier, not a history)."""
-        found = []
-        for init in self.functions.get("__init__", []):
-            klass = self.class_of(init)
-            if klass is None:
+        inits = {id(self.class_of(f)): f for f in self.functions.get("__init__", []) if self.class_of(f) is not None}
+        # class name -> (its constructor, method name -> [(parameter, sink)])
+        sent: dict[str, tuple[cst.FunctionDef, dict[str, list[tuple[str, Sink]]]]] = {}
+        for site, sink in sites if inits else ():
+            method = self.function_of(site)
+            klass = self.class_of(method) if method is not None else None
+            init = inits.get(id(klass))
+            if klass is None or init is None or method is init:
                 continue
-            sent: dict[str, list[tuple[str, Sink]]] = {}  # method name -> (parameter, sink)
-            for site, sink in sites:
-                method = self.function_of(site)
-                if method is None or method is init or self.class_of(method) is not klass:
-                    continue
-                for arg in sink.content:
-                    for use in self.whole_history_in(arg):
-                        owner, _, attr = use.storage.key.partition(".")
-                        param = kept_parameter(init, attr) if use.storage.kind == "attribute" else None
-                        if owner == klass.name.value and param is not None:
-                            sent.setdefault(method.name.value, []).append((param, sink))
-            for call in self.nodes.calls if sent else ():
-                if isinstance(call.func, cst.Name) and call.func.value == klass.name.value:
-                    for method in self._methods_run_on(call, set(sent)):
-                        for param, sink in sent[method]:
-                            argument = self.argument_in(call, [p.name.value for p in self._params(init)][1:], param)
-                            if argument is not None:
-                                found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
-                                if id(sink.call) in self.sent_elsewhere:
-                                    self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
+            for arg in sink.content:
+                for use in self.whole_history_in(arg):
+                    owner, _, attr = use.storage.key.partition(".")
+                    param = kept_parameter(init, attr) if use.storage.kind == "attribute" else None
+                    if owner == klass.name.value and param is not None:
+                        methods = sent.setdefault(klass.name.value, (init, {}))[1]
+                        methods.setdefault(method.name.value, []).append((param, sink))
+        found = []
+        for call in self.nodes.calls if sent else ():
+            init, methods = sent.get(call.func.value, (None, {})) if isinstance(call.func, cst.Name) else (None, {})
+            for method in self._methods_run_on(call, set(methods)) if init is not None else ():
+                for param, sink in methods[method]:
+                    argument = self.argument_in(call, [p.name.value for p in self._params(init)][1:], param)
+                    if argument is not None:
+                        found.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+                        if id(sink.call) in self.sent_elsewhere:
+                            self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
         return found
 
     def _methods_run_on(self, built: cst.Call, methods: set[str]) -> set[str]:
