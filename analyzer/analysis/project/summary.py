@@ -360,45 +360,53 @@ def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
     return read[0] if read else 0
 
 
+def _own_param(facts: ChatFacts, function: cst.FunctionDef, value: cst.BaseExpression) -> str | None:
+    """The name of `function`'s parameter that `value` reads, if it reads one."""
+    bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
+    return bound.name.value if isinstance(bound, cst.Param) and facts.function_of(bound) is function else None
+
+
+def _spread_kwargs(function: cst.FunctionDef, call: cst.Call) -> str | None:
+    """`"**kwargs"` when `call` is given `function`'s own `**kwargs` (a wrapper passing a caller's keywords on)."""
+    kwargs = function.params.star_kwarg
+    if isinstance(kwargs, cst.Param) and any(
+        a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs.name.value for a in call.args
+    ):
+        return f"**{kwargs.name.value}"
+    return None
+
+
 def _continued(facts: ChatFacts, function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
     """(parameter, keyword) for the parameters the function's model calls are given as the
     conversation an SDK keeps (`session=session`): its callers' session is what is continued.
     A wrapper passing its `**kwargs` on passes a caller's `session=` (`("**kwargs", "session")`)."""
     found: list[tuple[str, str]] = []
-    kwargs = function.params.star_kwarg
     for sink in facts.sinks:
         if facts.function_of(sink.call) is not function:
             continue
-        if isinstance(kwargs, cst.Param) and any(
-            a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs.name.value
-            for a in sink.call.args
-        ):
-            found.extend((f"**{kwargs.name.value}", k) for k in CONTINUED_BY)
+        spread = _spread_kwargs(function, sink.call)
+        if spread is not None:
+            found.extend((spread, k) for k in CONTINUED_BY)
         for arg in sink.call.args:
-            if arg.keyword is None or arg.keyword.value not in CONTINUED_BY:
-                continue
-            bound = facts.assignment_before(arg.value) if isinstance(arg.value, cst.Name) else None
-            if isinstance(bound, cst.Param) and facts.function_of(bound) is function:
-                found.append((bound.name.value, arg.keyword.value))
+            param = (
+                _own_param(facts, function, arg.value) if arg.keyword and arg.keyword.value in CONTINUED_BY else None
+            )
+            if param is not None and arg.keyword is not None:
+                found.append((param, arg.keyword.value))
     return tuple(found)
 
 
 def _tool_params(facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call]) -> tuple[str, ...]:
     """The parameters the function gives a model call as its tools: `create(..., tools=tools)`
     inside `def send(client, messages, tools)`, so its callers' lists are what is attached."""
-    found = []
-    kwargs = function.params.star_kwarg
+    found: list[str] = []
     sent = {id(sink.call) for sink in facts.sinks}
     for call in calls:
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         if not (takes_tools(class_name(call), keywords) or id(call) in sent):
             continue
-        for value in (keywords[k] for k in TOOL_KEYWORDS if k in keywords):
-            bound = facts.assignment_before(value) if isinstance(value, cst.Name) else None
-            if isinstance(bound, cst.Param) and facts.function_of(bound) is function:
-                found.append(bound.name.value)
-        if isinstance(kwargs, cst.Param) and any(  # a wrapper passing its `**kwargs` on: a caller's `tools=`
-            a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs.name.value for a in call.args
-        ):
-            found.append(f"**{kwargs.name.value}")
+        found.extend(p for k in TOOL_KEYWORDS if k in keywords and (p := _own_param(facts, function, keywords[k])))
+        spread = _spread_kwargs(function, call)  # a wrapper passing its `**kwargs` on: a caller's `tools=`
+        if spread is not None:
+            found.append(spread)
     return tuple(found)
