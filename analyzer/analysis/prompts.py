@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from chatbound import frameworks
 from chatbound.analysis.project.imports import imports_of
@@ -31,6 +31,7 @@ from chatbound.syntax.bytescan import literal_bytes
 from chatbound.syntax.messages import ast_callee_name, callee_name, string
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import Frame, Text, text_of, text_root
+from chatbound.syntax.tree import ModuleTree
 from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.sinks import dotted
 from chatbound.vocabulary.summaries import RemoteText
@@ -164,6 +165,7 @@ class SystemPrompts:
         self.agents: set[int] = set()  # ids of the framework agent calls whose conversation is asked about
         self.bindings: dict[str, str] | None = None  # imported name -> target, read when a text is imported
         self.assembled: list[cst.Call] = []  # calls a framework may build a system prompt for from parts
+        self.calls: dict[str, list[cst.Call]] = {}  # the module's calls by callee name: a helper's callers
 
     # --- where system prompts are sent -------------------------------------------------
 
@@ -185,6 +187,7 @@ class SystemPrompts:
 
     def collect_call(self, node: cst.Call) -> None:
         name = callee_name(node)
+        self.calls.setdefault(name, []).append(node)
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == "count_tokens":
             return
@@ -260,18 +263,18 @@ class SystemPrompts:
         for expression, kind, use in self.candidates:
             if id(use) in self.agents and id(use) not in served:
                 continue  # an agent whose conversation the module does not show (run as a tool, a step)
-            local = not isinstance(expression, cst.Name) or expression.value in self.assigned
-            text = text_of(self.rule, expression, frame=Frame({}, imported=self._imported_field)) if local else None
-            if text is None:
-                remote = self._imported_text(expression, use)
-                if remote is not None:
-                    kinds, uses = imported.setdefault(remote, (set(), []))
-                    kinds.add(kind)
-                    uses.append(expression)
-                continue
-            _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
-            kinds.add(kind)
-            uses.append(use)
+            for given in self._given(expression):
+                text = self._local_text(given)
+                if text is None:
+                    remote = self._imported_text(given, use)
+                    if remote is not None:
+                        kinds, uses = imported.setdefault(remote, (set(), []))
+                        kinds.add(kind)
+                        uses.append(given)
+                    continue
+                _, kinds, uses = texts.setdefault(id(text.node), (text, set(), []))
+                kinds.add(kind)
+                uses.append(use)
         sent = [
             (text, uses) for text, kinds, uses in texts.values() if "sent" in kinds and self._may_exceed(text.value)
         ]
@@ -293,6 +296,67 @@ class SystemPrompts:
             if count > self.limit:
                 found.append(OversizedImported(remote, count, encoding, uses[0]))
         return found
+
+    def _local_text(self, expression: cst.BaseExpression) -> Text | None:
+        local = not isinstance(expression, cst.Name) or expression.value in self.assigned
+        return text_of(self.rule, expression, frame=Frame({}, imported=self._imported_field)) if local else None
+
+    def _given(self, expression: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
+        """`expression`, or, where it is a parameter of a helper of this module that the module's
+        own calls give the text (`def make_agent(config): ... prompt=config["system_prompt"]`
+        called as `make_agent({"system_prompt": SQL_PROMPT, ...})`), what each call gives it."""
+        found = self._parameter(expression) if depth < 3 and self._local_text(expression) is None else None
+        if found is None:
+            return [expression]
+        function, param, key = found
+        given = []
+        for call in self.calls.get(function.name.value, ()):
+            if not self._may_run(call, function):
+                continue
+            argument = ModuleTree.argument_in(call, self._param_names(function), param)
+            value = argument if key is None else self._entry(argument, key)
+            if value is not None:
+                given.extend(self._given(value, depth + 1))
+        return given or [expression]
+
+    def _parameter(self, expression: cst.BaseExpression) -> tuple[cst.FunctionDef, str, str | None] | None:
+        """The helper, the parameter and the string key (`config["system_prompt"]`) an
+        expression reads, where it reads a parameter."""
+        key = None
+        if isinstance(expression, cst.Subscript) and len(expression.slice) == 1:
+            index = expression.slice[0].slice
+            key = string(index.value) if isinstance(index, cst.Index) else None
+            if key is None:
+                return None
+            expression = expression.value
+        if not isinstance(expression, cst.Name):
+            return None
+        scope = self.rule.get_metadata(ScopeProvider, expression, None)
+        bindings = list(scope[expression.value]) if scope is not None else []
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return None
+        parameters = self.rule.get_metadata(ParentNodeProvider, bindings[0].node, None)
+        function = self.rule.get_metadata(ParentNodeProvider, parameters, None) if parameters is not None else None
+        return (function, expression.value, key) if isinstance(function, cst.FunctionDef) else None
+
+    @staticmethod
+    def _param_names(function: cst.FunctionDef) -> list[str]:
+        params = function.params
+        return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+    def _may_run(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """`make_agent(...)` of a module function, `self.make_agent(...)` of a method."""
+        block = self.rule.get_metadata(ParentNodeProvider, function, None)
+        method = isinstance(self.rule.get_metadata(ParentNodeProvider, block, None), cst.ClassDef)
+        func = call.func
+        if method:
+            return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+        return isinstance(func, cst.Name)
+
+    def _entry(self, argument: cst.BaseExpression | None, key: str) -> cst.BaseExpression | None:
+        """The `key` entry of a dict literal given, or of the one a name given is bound to."""
+        value = bound_expression(self.rule, argument) if isinstance(argument, cst.Name) else argument
+        return _entries(value).get(key) if isinstance(value, cst.Dict) else None
 
     def _beside_conversation(self, use: cst.CSTNode) -> bool:
         """The system message opens a list that carries a conversation: `[system] + messages`,
@@ -378,12 +442,12 @@ class SystemPrompts:
         project = self.context.project
         if project is None or not project.texts:
             return None
-        root = text_root(self.rule, expression)  # `p = SUPERVISOR.format(day=d)`: SUPERVISOR, formatted
-        if root is not expression and not self._beside_conversation(use):
+        root, filled = text_root(self.rule, expression)  # `p = SUPERVISOR.format(day=d)`: SUPERVISOR, filled in
+        if filled and not self._beside_conversation(use):
             return None
         called = isinstance(root, cst.Call)  # `system_prompt()` of `.prompts`
         remote = self._remote(root.func if called and not root.args else root, called)
-        return replace(remote, partial=True) if remote is not None and root is not expression else remote
+        return replace(remote, partial=True) if remote is not None and filled else remote
 
     def _remote(self, expression: cst.BaseExpression, called: bool) -> RemoteText | None:
         """The text of another module's constant a (dotted) name imported here stands for, or,

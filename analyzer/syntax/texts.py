@@ -135,6 +135,10 @@ def text_of(
         return text_of(rule, value, depth) if value is not None and not _set_on_self(rule, node) else None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return _combine([text_of(rule, node.left, depth, frame), text_of(rule, node.right, depth, frame)], node)
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        # `given or DEFAULT`: the text given when there is one, else the default the code sends
+        given = text_of(rule, node.left, depth, frame)
+        return given if given is not None and given.value else text_of(rule, node.right, depth, frame)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
         left = text_of(rule, node.left, depth, frame)
         return Text(left.value, left.node, True, left.file) if left else None
@@ -189,15 +193,23 @@ def _statement(rule, node: cst.CSTNode | None) -> cst.CSTNode | None:
     return node
 
 
-def text_root(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> cst.BaseExpression:
+def text_root(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
     """The expression a text is built from, through what `text_of` follows that keeps it whole
-    (a local, `.format(...)`, `.strip()`, `dedent(...)`, `+ more`): `SYSTEM` of
-    `p = SYSTEM.format(day=d); p += extra`, a constant another module may define."""
+    (a local, `.format(...)`, `.strip()`, `dedent(...)`, `+ more`, the fallback of `given or
+    DEFAULT`): `SYSTEM` of `p = SYSTEM.format(day=d); p += extra`, a constant another module may
+    define; and whether the way there filled the text in (`.format(...)`, `+ more`), so that
+    the root holds only part of what is sent."""
+    filled = False
     for _ in range(MAX_DEPTH):
         if isinstance(node, cst.Name):
-            inner = bound_expression(rule, node) or grown_from(rule, node)
+            bound = bound_expression(rule, node)
+            grown = grown_from(rule, node) if bound is None else None
+            filled = filled or grown is not None
+            inner = bound or grown
+        elif isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            inner = node.right
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-            inner = node.left
+            inner, filled = node.left, True
         elif isinstance(node, cst.Call) and callee_name(node) in ("dedent", "cleandoc"):
             inner = _positional(node)
         elif (
@@ -206,12 +218,13 @@ def text_root(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> cst.Ba
             and callee_name(node) in ("strip", "lstrip", "rstrip", "format", "format_map")
         ):
             inner = node.func.value
+            filled = filled or callee_name(node) in ("format", "format_map")
         else:
             inner = None
         if inner is None:
-            return node
+            return node, filled
         node = inner
-    return node
+    return node, filled
 
 
 def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int, frame: Frame | None) -> Text | None:
