@@ -11,11 +11,6 @@ below.
   agents/factory.py) sends all of it unless a middleware trims. `SummarizationMiddleware`
   needs `trigger=` (or the deprecated `max_tokens_before_summary=`): without one
   `_should_summarize` is always False (agents/middleware/summarization.py).
-- Supervisors: langgraph-supervisor's `create_supervisor(agents, model=..., prompt=...)`
-  (supervisor.py, commit 00aab9e) returns a `StateGraph` whose supervisor node is
-  `create_react_agent(model, tools, prompt=prompt, ...)` with no hook: compiled with a
-  checkpointer, it sends the supervisor's model the whole thread each turn. A `pre_model_hook=`
-  given (later releases take one, as the JS package's `preModelHook`) is taken to trim.
 """
 
 from __future__ import annotations
@@ -30,10 +25,9 @@ from chatbound.frameworks.langgraph.chains import _whole_state_chains
 from chatbound.frameworks.langgraph.state import NODE_ADVICE, TRIM, _span, _trimmed_send
 from chatbound.frameworks.vocabulary import Kept
 from chatbound.syntax.messages import callee_name
-from chatbound.syntax.tree import bound_values
 from chatbound.vocabulary.sinks import keyword
 
-TRIGGERS = (re.compile(rb"\b(?:create_react_agent|create_agent|create_supervisor)[\s)]*\("),)
+TRIGGERS = (re.compile(rb"\b(?:create_react_agent|create_agent)[\s)]*\("),)
 CALLS = frozenset({"create_react_agent", "create_agent", "compile"})  # `compile`: a graph's (graphs.py)
 AGENTS = {"create_react_agent": "langgraph.prebuilt", "create_agent": "langchain.agents"}
 # langchain 1.5.2 agents/middleware/__init__.py: the built-in middlewares that do not shorten
@@ -57,12 +51,6 @@ AGENT_ADVICE = (
     '4000), keep=("messages", 20))` (`from langchain.agents.middleware import SummarizationMiddleware`), or a '
     '`@before_model` middleware that trims `state["messages"]` with `trim_messages(..., start_on="human")`.'
 )
-SUPERVISOR_ADVICE = (
-    "Bound what the supervisor's model is sent: give `create_supervisor` a `pre_model_hook` that returns "
-    '`{"llm_input_messages": trim_messages(state["messages"], strategy="last", max_tokens=4000, '
-    'start_on="human", include_system=True)}` (langgraph-supervisor releases that take one), or summarize '
-    "old turns into the state before the supervisor node: the checkpointer keeps every message."
-)
 
 
 # --- agents that keep a conversation ---------------------------------------------------------
@@ -74,7 +62,6 @@ def memories(facts) -> list[Kept]:
     if not any(i.startswith(("langgraph", "langchain")) for i in facts.nodes.imports):
         return []
     found = _whole_state_chains(facts)
-    found.extend(_supervisors(facts))
     for call in facts.nodes.calls:
         name = callee_name(call)
         if name not in AGENTS or not any(q.startswith(AGENTS[name]) for q in facts.qualified(call.func)):
@@ -103,40 +90,6 @@ def memories(facts) -> list[Kept]:
             )
         )
     return found
-
-
-def _supervisors(facts) -> list[Kept]:
-    """`create_supervisor(...).compile(checkpointer=saver)`, directly or through a name, with no
-    `pre_model_hook` given to the supervisor."""
-    found = []
-    for call in facts.nodes.calls:
-        saver = keyword(call, "checkpointer") if callee_name(call) == "compile" else None
-        if saver is None or isinstance(saver.value, cst.Name) and saver.value.value in ("None", "False"):
-            continue
-        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        built = [receiver] if isinstance(receiver, cst.Call) else bound_values(facts, receiver) if receiver else []
-        if not any(_supervisor(facts, b) for b in built):
-            continue
-        found.append(
-            Kept(
-                call,
-                f"`create_supervisor(...)` compiled with `checkpointer={facts.code(saver.value)}` keeps every message "
-                "of a thread and no `pre_model_hook` trims what the supervisor's model gets: each turn sends the "
-                "whole thread to the model again",
-                SUPERVISOR_ADVICE,
-                {"framework": "langgraph", "history": "create_supervisor", "storage": "framework", "sink": "compile"},
-            )
-        )
-    return found
-
-
-def _supervisor(facts, value: cst.CSTNode) -> bool:
-    return (
-        isinstance(value, cst.Call)
-        and callee_name(value) == "create_supervisor"
-        and any(q.startswith("langgraph_supervisor") for q in facts.qualified(value.func))
-        and keyword(value, "pre_model_hook") is None
-    )
 
 
 def _untrimmed_middleware(facts, middleware: cst.Arg | None) -> str | None:
@@ -173,8 +126,6 @@ def fix(finding, module: cst.Module, wrapper, lines):
         return None
     if properties.get("history") == "create_react_agent":
         return _trimming_hook(finding, module, wrapper, lines), REACT_ADVICE
-    if properties.get("history") == "create_supervisor":
-        return None, SUPERVISOR_ADVICE
     return None, AGENT_ADVICE
 
 
