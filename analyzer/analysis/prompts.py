@@ -305,7 +305,7 @@ class SystemPrompts:
         """`expression`, or, where it is a parameter of a helper of this module that the module's
         own calls give the text (`def make_agent(config): ... prompt=config["system_prompt"]`
         called as `make_agent({"system_prompt": SQL_PROMPT, ...})`), what each call gives it."""
-        found = self._parameter(expression) if depth < 3 and self._local_text(expression) is None else None
+        found = self._parameter(expression) if depth < 3 else None  # a parameter read has no text of its own
         if found is None:
             return [expression]
         function, param, key = found
@@ -313,7 +313,7 @@ class SystemPrompts:
         for call in self.calls.get(function.name.value, ()):
             if not self._may_run(call, function):
                 continue
-            argument = ModuleTree.argument_in(call, self._param_names(function), param)
+            argument = ModuleTree.argument_for(call, function, param)
             value = argument if key is None else self._entry(argument, key)
             if value is not None:
                 given.extend(self._given(value, depth + 1))
@@ -338,11 +338,6 @@ class SystemPrompts:
         parameters = self.rule.get_metadata(ParentNodeProvider, bindings[0].node, None)
         function = self.rule.get_metadata(ParentNodeProvider, parameters, None) if parameters is not None else None
         return (function, expression.value, key) if isinstance(function, cst.FunctionDef) else None
-
-    @staticmethod
-    def _param_names(function: cst.FunctionDef) -> list[str]:
-        params = function.params
-        return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
     def _may_run(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """`make_agent(...)` of a module function, `self.make_agent(...)` of a method."""

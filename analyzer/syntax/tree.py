@@ -249,11 +249,13 @@ class ModuleTree:
                 found.setdefault(id(self.function_of(r)), []).append(r.value)
         return found
 
-    def _params(self, function: cst.FunctionDef) -> list[cst.Param]:
+    @staticmethod
+    def _params(function: cst.FunctionDef) -> list[cst.Param]:
         return [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
 
-    def argument_for(self, call: cst.Call, function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
-        return self.argument_in(call, [p.name.value for p in self._params(function)], param)
+    @staticmethod
+    def argument_for(call: cst.Call, function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        return ModuleTree.argument_in(call, [p.name.value for p in ModuleTree._params(function)], param)
 
     @staticmethod
     def argument_in(call: cst.Call, names, param: str) -> cst.BaseExpression | None:
