@@ -8,8 +8,9 @@ found; their fixes and advice are `chat_memories.py`'s, checked against the same
   into every call unless a trim step sits in the chain (a bounding call or a count slice
   anywhere in it, or a history class of the module that trims itself).
 - google-genai 3.6.1 `client.chats.create(...)` and google-generativeai 0.8.6
-  `model.start_chat(...)`: a chat object kept per session (in a store, or `setdefault` on one)
-  re-sends its whole history on every `send_message`, unless the statement before each send
+  `model.start_chat(...)`: a chat object kept per session (in a store, or `setdefault` on one),
+  or bound before a `while` chat loop that sends on it each turn, re-sends its whole history on
+  every `send_message` (google-genai chats.py: each send is given the curated history), unless the statement before each send
   trims that chat's own history (`chat_memories.trims_chat`).
 - The Responses API (openai 3.57): `previous_response_id=` or `conversation=` read from a store,
   or chained in the chat loop (`prev = response.id`), replays the whole conversation, unless
@@ -82,9 +83,10 @@ def _memory_of(facts, call: cst.Call) -> Kept | None:
     if name == "RunnableWithMessageHistory" and call.args and not _has_trimmer(facts, call):
         message = "`RunnableWithMessageHistory` loads the whole stored history into every call and nothing in the chain trims it"
         return _kept(call, message, "runnable", name)
-    if _is_kept_chat(facts, call):
+    kept = _kept_chat(facts, call)
+    if kept is not None:
         message = (
-            f"The chat object from `{facts.code(call.func)}` is kept per session and "
+            f"The chat object from `{facts.code(call.func)}` is kept {kept} and "
             "re-sends its whole history on every `send_message`"
         )
         return _kept(call, message, "google-genai", name, framework="google-genai")
@@ -123,24 +125,35 @@ def _has_trimmer(facts, call: cst.Call) -> bool:
     )
 
 
-def _is_kept_chat(facts, call: cst.Call) -> bool:
+def _kept_chat(facts, call: cst.Call) -> str | None:
+    """Where a chat object outlives one turn: kept per session (in a store, or `setdefault` on
+    one), or bound before a `while` chat loop whose turns all send on it; None otherwise."""
     parts = dotted(call.func)
     if not (parts[-2:] == ["chats", "create"] or parts[-1] == "start_chat"):
-        return False
+        return None
     sends = [c for c in facts.nodes.calls if callee_name(c) in CHAT_SENDS]
     if not sends or all(_trimmed_before(facts, send) for send in sends):
-        return False
+        return None
     parent = facts.parent(call)
     if isinstance(parent, cst.Arg):
         holder = facts.parent(parent)
-        return (
-            isinstance(holder, cst.Call)
-            and callee_name(holder) == "setdefault"
-            and facts.storage_of(holder) is not None
-        )
-    if isinstance(parent, cst.Assign):
-        return any(facts.storage_of(t.target) is not None for t in parent.targets)
-    return False
+        stored = isinstance(holder, cst.Call) and callee_name(holder) == "setdefault"
+        return "per session" if stored and facts.storage_of(holder) is not None else None
+    if not isinstance(parent, cst.Assign):
+        return None
+    if any(facts.storage_of(t.target) is not None for t in parent.targets):
+        return "per session"
+    names = {t.target.value for t in parent.targets if isinstance(t.target, cst.Name)}
+    looped = any(
+        isinstance(send.func, cst.Attribute)
+        and isinstance(send.func.value, cst.Name)
+        and send.func.value.value in names
+        and facts.function_of(send) is facts.function_of(call)
+        and any(isinstance(loop, cst.While) and not facts.inside(call, loop) for loop in facts.loops_of(send))
+        and not _trimmed_before(facts, send)
+        for send in sends
+    )
+    return "across the turns of the chat loop" if looped else None
 
 
 def _trimmed_before(facts, send: cst.Call) -> bool:
