@@ -342,6 +342,7 @@ LIST_SDKS = (
     "autogen",
     "gradio",
     "swarm",
+    "crewai",  # Agent.kickoff(messages): LLMMessage role/content dicts (crewai 1.15.30 utilities/types.py)
     "http",
 )
 # A history sent as a list by these frameworks: whether bounded_view at the send serves it, and their own advice.

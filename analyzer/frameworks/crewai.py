@@ -11,6 +11,9 @@ Checked against crewai 1.15.30; the file is named beside each fact.
 - `crew.kickoff(inputs={...})` interpolates the inputs into every task description and agent
   text (crew.py `_interpolate_inputs`), which the agents send to their model: a history
   joined into an input is sent whole on each kickoff.
+- `agent.kickoff(messages)` runs one agent without a crew (agent/core.py `kickoff(messages:
+  str | list[LLMMessage], ...)`): a list keeps its roles, the last user message becomes the
+  request and every message before it is sent as history (`_prepare_kickoff`).
 - Not reported: `Crew(memory=True)` keeps every task's result in its `Memory`, but an agent is
   sent only what `recall(task.description, limit=5)` returns (agent/core.py; `limit=20` for
   `agent.kickoff`): a bounded retrieval, not the history.
@@ -26,7 +29,7 @@ import libcst as cst
 from chatbound.fixes.edits import WINDOW_TURNS, arg_at, replace_span, text_at
 from chatbound.syntax.messages import callee_name, string
 from chatbound.syntax.texts import read_data_file
-from chatbound.vocabulary.sinks import Sink, keyword
+from chatbound.vocabulary.sinks import Sink, keyword, positional
 
 TRIGGERS = ((re.compile(rb"\bcrewai\b"), re.compile(rb"\.\s*kickoff(?:_async)?\s*\(")),)  # both: a crew run
 CALLS = frozenset({"kickoff", "kickoff_async"})
@@ -127,13 +130,17 @@ def _entry(text: str, name: str) -> dict[str, str] | None:
 
 
 def sink(facts, call: cst.Call) -> Sink | None:
-    """`crew.kickoff(inputs={...})` on a CrewAI `Crew`: the inputs reach the agents' models."""
+    """`crew.kickoff(inputs={...})` on a CrewAI `Crew`: the inputs reach the agents' models;
+    `agent.kickoff(messages)` on an `Agent`: the messages are its request and history."""
     if callee_name(call) not in KICKOFFS or not isinstance(call.func, cst.Attribute):
         return None
     if not _imports_crewai(facts.nodes.imports):
         return None
     inputs = keyword(call, "inputs")
-    return Sink(call, f"crew.{callee_name(call)}", "crewai", (inputs.value,)) if inputs is not None else None
+    if inputs is not None:
+        return Sink(call, f"crew.{callee_name(call)}", "crewai", (inputs.value,))
+    messages = keyword(call, "messages") or positional(call, 0)
+    return Sink(call, f"agent.{callee_name(call)}", "crewai", (messages.value,)) if messages is not None else None
 
 
 def fix(finding, module: cst.Module, wrapper, lines):
