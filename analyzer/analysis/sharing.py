@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import ScopeProvider
 
 from chatbound import frameworks
 from chatbound.syntax.messages import callee_name
@@ -350,7 +351,17 @@ def constant_keys(facts) -> list[Keyed]:
     for call in facts.nodes.calls:
         function = facts.function_of(call)
         entry = reached.get(id(function)) if function is not None else None
-        key = frameworks.conversation_key(facts, call) if entry is not None else None
-        if entry is not None and isinstance(key, (cst.SimpleString, cst.Integer)):
+        key = _literal(facts, frameworks.conversation_key(facts, call)) if entry is not None else None
+        if entry is not None and key is not None:
             found.append(Keyed(key, call, entry, _identity(entry)))
     return found
+
+
+def _literal(facts, key: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The literal `key` is, or the one a local bound only once holds (`thread_id = 2`), else None."""
+    if isinstance(key, cst.Name):
+        scope = facts.rule.get_metadata(ScopeProvider, key, None)
+        if scope is None or len(scope[key.value]) != 1:
+            return None
+        key = facts.assignment_before(key)
+    return key if isinstance(key, (cst.SimpleString, cst.Integer)) else None
