@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from chatbound import frameworks
 from chatbound.syntax.messages import callee_name
+from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.facts import Flow
 from chatbound.vocabulary.servers import (
     BARE_EVENTS,
@@ -360,8 +360,5 @@ def constant_keys(facts) -> list[Keyed]:
 def _literal(facts, key: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The literal `key` is, or the one a local bound only once holds (`thread_id = 2`), else None."""
     if isinstance(key, cst.Name):
-        scope = facts.rule.get_metadata(ScopeProvider, key, None)
-        if scope is None or len(scope[key.value]) != 1:
-            return None
-        key = facts.assignment_before(key)
+        key = bound_expression(facts.rule, key)
     return key if isinstance(key, (cst.SimpleString, cst.Integer)) else None
