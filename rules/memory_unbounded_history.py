@@ -87,7 +87,10 @@ class MemoryUnboundedHistory(ChatRule):
 
     Not flagged: a slice at or before the send (`history[-20:]`, or `h = h[-20:]` just before
     it), `deque(maxlen=...)`, in-place trimming (a `clear()` or reset counts only under a test
-    of the history's own size: `len(q) == 0` of the user's text bounds nothing), token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
+    of the history's own size: `len(q) == 0` of the user's text bounds nothing), a hard stop
+    (every growth refused once the history is past a size: `if len(h) >= N: raise ...` before
+    it, or under a helper that answers False past N; a size test that only warns bounds
+    nothing), token budgets, `trim_messages`, summarize-and-keep-recent, windowed or
     summarizing memories, a list rebuilt per request (tool loops and fixed `range(N)` rounds
     included, also when a helper sends it), a helper that picks messages in a loop that stops
     early (a token budget), a history only displayed or stored, and lists that are not chat:
@@ -308,6 +311,16 @@ class Console:
     def ask(self, text):
         self._add("user", text)
         return mistral.chat.complete(model="mistral-small-latest", messages=self.turns)
+""",
+        # a hard stop: the conversation ends at MAX_MESSAGES instead of growing
+        """\
+@app.post("/tickets/{ticket_id}/reply")
+def reply(ticket_id: str, text: str):
+    thread = tickets[ticket_id]
+    if len(thread) >= MAX_MESSAGES:
+        raise HTTPException(409, "conversation full, open a new ticket")
+    thread.append({"role": "user", "content": text})
+    return client.messages.create(model=MODEL, max_tokens=800, messages=thread)
 """,
         # a token budget
         """\

@@ -12,6 +12,7 @@ one at a time, each answering one kind of question:
 - `growth`: `histories[key]`, the `History` of each storage (definitions, growth sites,
   trims, count windows, tool traffic, a system message first, whether it is chat at all).
 - `bounds`: trims, size tests, rings and bounded views (`h[-N:]`).
+- `caps`: a hard stop, growth refused once the history is past a size (`if len(h) > N: return`).
 - `uses`: `whole_history_in(expr)`, every whole history inside an expression.
 - `carried`: what a read out of a local dict, tuple or dataclass built in reach gives
   (`box["items"]`, `pair[0]`, `box.items`: the expression put there).
@@ -28,6 +29,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound.analysis.histories.bounds import BoundFacts, deleted, is_ring
+from chatbound.analysis.histories.caps import CapFacts
 from chatbound.analysis.histories.carried import CarriedFacts
 from chatbound.analysis.histories.flows import FlowFacts
 from chatbound.analysis.histories.growth import GROWTH_METHODS, GrowthFacts
@@ -56,7 +58,16 @@ __all__ = [
 
 
 class ChatFacts(
-    FlowFacts, UseFacts, GrowthFacts, BoundFacts, StorageFacts, StoreFacts, ImportedFacts, CarriedFacts, ModuleTree
+    FlowFacts,
+    UseFacts,
+    GrowthFacts,
+    BoundFacts,
+    CapFacts,
+    StorageFacts,
+    StoreFacts,
+    ImportedFacts,
+    CarriedFacts,
+    ModuleTree,
 ):
     """The chat facts of one module (see the module docstring for what each part answers)."""
 

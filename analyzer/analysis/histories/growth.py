@@ -282,6 +282,8 @@ class GrowthFacts:
         frameworks.collect(self)
         for history in self.histories.values():
             history.trims = [t for t in history.trims if not self.outgrown(t, history)]
+            if history.unbounded:
+                history.trims.extend(self.caps(history))
 
     def _collect_assign(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.AugAssign):
