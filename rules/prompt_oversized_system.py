@@ -15,10 +15,10 @@ from chatbound.analysis.prompts import (
     may_hold_text,
 )
 from chatbound.analysis.rule import Invalid, Option, Rule, Valid
-from chatbound.findings import Severity
+from chatbound.findings import Severity, Span
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import Text
-from chatbound.vocabulary.summaries import RemoteText
+from chatbound.vocabulary.summaries import Place, RemoteText
 
 
 class PromptOversizedSystem(Rule):
@@ -364,13 +364,21 @@ class PromptOversizedSystem(Rule):
     def _report_imported(self, remote: RemoteText, count: int, encoding: str, use: cst.BaseExpression) -> None:
         at_least = "at least " if remote.partial else ""
         where = f"{remote.place.path}:{remote.place.span.line}"
+        source = f"read from {remote.file} by {where}" if remote.file else f"defined in {where}"
         self._finding(
             use,
-            f"System prompt `{self.context.module.code_for_node(use)}` (defined in {where}) is {at_least}{count} tokens",
+            f"System prompt `{self.context.module.code_for_node(use)}` ({source}) is {at_least}{count} tokens",
             count,
             encoding,
-            [self.related(remote.place, "the text is defined here")],
+            [self.related(remote.place, "the text is defined here"), *self._read_file(remote)],
         )
+
+    def _read_file(self, remote: RemoteText) -> list:
+        """The data file an imported text is read from, the whole file."""
+        if not remote.file:
+            return []
+        lines = remote.value.count("\n") + (not remote.value.endswith("\n"))
+        return [self.related(Place(remote.file, Span(1, 1, max(lines, 1), 1)), "the text is this file")]
 
     def _finding(self, node: cst.CSTNode, what: str, count: int, encoding: str, related) -> None:
         self.report(

@@ -179,6 +179,26 @@ def test_a_result_that_read_a_data_file_is_reused_only_while_the_file_is_unchang
     assert after.parsed == ["bot.py"] and after.findings == []
 
 
+def test_a_prompt_another_module_reads_from_a_file_is_checked_again_when_the_file_changes(write, monkeypatch):
+    root = write(
+        {
+            "prompts.py": "def load():\n    with open('prompts/system.md') as handle:\n        return handle.read()\n",
+            "bot.py": "from prompts import load\n"
+            'client.chat.completions.create(model="m", messages=[{"role": "system", "content": load()}])\n',
+            "prompts/system.md": "Follow the policy. " * 200,
+        }
+    )
+    monkeypatch.chdir(root)
+    first = _run(root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    assert [(f.path, f.rule_id, f.span.line, f.span.col) for f in first.findings] == [
+        ("bot.py", "PROMPT-OVERSIZED-SYSTEM", 2, 83)
+    ]
+    assert _run(root, select=["PROMPT-OVERSIZED-SYSTEM"]).parsed == []
+    (root / "prompts" / "system.md").write_text("Be brief.")
+    after = _run(root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    assert "bot.py" in after.parsed and after.findings == []
+
+
 def test_cli_no_cache_writes_nothing_and_clean_removes_the_cache(write, monkeypatch):
     root = write({"chat.py": CHAT})
     monkeypatch.chdir(root)

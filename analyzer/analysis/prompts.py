@@ -112,8 +112,25 @@ def may_exceed(source: bytes, limit: int) -> bool:
 
 def may_hold_text(source: bytes, limit: int) -> bool:
     """Whether a module's string literals can hold a text over `limit` tokens (a token is at
-    least a byte), which it may hand its importers (`prompts.py`), whatever the text is named."""
-    return literal_bytes(source) > limit
+    least a byte), or it reads a data file, which it may hand its importers (`prompts.py`, a
+    loader of `prompts/*.md`), whatever the text is named."""
+    return literal_bytes(source) > limit or READS_FILE.search(source) is not None
+
+
+def _at_defaults(call: cst.Call, defaults: tuple[tuple[str, str], ...]) -> bool:
+    """Whether every argument of `call` is the default of its parameter, written the same
+    (`load("v1")` of `def load(version="v1")`): the call returns the text summarised."""
+    code = cst.Module([]).code_for_node
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return False
+        name = arg.keyword.value if arg.keyword is not None else None
+        known = (
+            dict(defaults).get(name) if name is not None else (defaults[index][1] if index < len(defaults) else None)
+        )
+        if known is None or code(arg.value) != known:
+            return False
+    return True
 
 
 def _string_key(element: cst.BaseDictElement) -> str | None:
@@ -441,7 +458,9 @@ class SystemPrompts:
         if filled and not self._beside_conversation(use):
             return None
         called = isinstance(root, cst.Call)  # `system_prompt()` of `.prompts`
-        remote = self._remote(root.func if called and not root.args else root, called)
+        remote = self._remote(root.func if isinstance(root, cst.Call) else root, called)
+        if remote is not None and isinstance(root, cst.Call) and not _at_defaults(root, remote.defaults):
+            return None
         return replace(remote, partial=True) if remote is not None and filled else remote
 
     def _remote(self, expression: cst.BaseExpression, called: bool) -> RemoteText | None:

@@ -36,9 +36,10 @@ from chatbound.analysis.project.imports import imports_of
 from chatbound.analysis.toollists import ROUTE_CALLS
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
 from chatbound.frameworks import Server
+from chatbound.syntax.datafiles import read_data_file
 from chatbound.syntax.messages import ast_callee_name, ast_class_name, callee_name, class_name, role_of, string
 from chatbound.syntax.stdlib_tree import PythonTree
-from chatbound.syntax.texts import read_data_file, text_of
+from chatbound.syntax.texts import text_of
 from chatbound.syntax.values import bound_expression, grown_from
 from chatbound.vocabulary.sinks import dotted, keyword, positional
 from chatbound.vocabulary.summaries import RemoteToolList

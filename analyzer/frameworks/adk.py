@@ -49,8 +49,8 @@ from chatbound.findings import Edit, Finding, Fix, Span
 from chatbound.fixes.edits import call_at, import_edit, keyword_added, name_is_taken
 from chatbound.frameworks.versions import lowest, version_tuple
 from chatbound.frameworks.vocabulary import Handoff, Kept
+from chatbound.syntax.datafiles import read_data_file
 from chatbound.syntax.messages import callee_name, string
-from chatbound.syntax.texts import read_data_file
 from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.sinks import keyword, positional
 

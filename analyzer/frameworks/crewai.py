@@ -27,8 +27,8 @@ import re
 import libcst as cst
 
 from chatbound.fixes.edits import WINDOW_TURNS, arg_at, replace_span, text_at
+from chatbound.syntax.datafiles import read_data_file
 from chatbound.syntax.messages import callee_name, string
-from chatbound.syntax.texts import read_data_file
 from chatbound.vocabulary.sinks import Sink, keyword, positional
 
 TRIGGERS = ((re.compile(rb"\bcrewai\b"), re.compile(rb"\.\s*kickoff(?:_async)?\s*\(")),)  # both: a crew run

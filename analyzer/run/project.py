@@ -32,6 +32,7 @@ from typing import Any
 from chatbound.analysis.project.demand import asked, defined
 from chatbound.analysis.project.imports import Resolver, imports_of
 from chatbound.databases import WRITE_SHAPE
+from chatbound.syntax.datafiles import folder_holding, read_data_file
 from chatbound.vocabulary.summaries import (
     Linked,
     ModuleSummary,
@@ -42,6 +43,7 @@ from chatbound.vocabulary.summaries import (
     RemoteSend,
     RemoteText,
     RemoteToolList,
+    TextSummary,
 )
 
 CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
@@ -169,13 +171,27 @@ class ProjectIndex:
                     exports = {name[len(target) + 1 :]: remote for name, remote in exports.items()}
                 functions.update(exports)
                 for name, (text, where) in self._constants("texts", target, path, rest, modules, 0).items():
-                    texts[name] = RemoteText(
-                        text.value, text.partial, Place(self.shown(where), text.span), text.returned
-                    )
+                    remote = self._remote_text(text, where, modules)
+                    if remote is not None:
+                        texts[name] = remote
                 for name, (tools, where) in self._constants("tool_lists", target, path, rest, modules, 0).items():
                     tool_lists[name] = RemoteToolList(tools, Place(self.shown(where), tools.span))
         self.seconds += time.perf_counter() - start
         return Linked(functions, texts, tool_lists, tuple(sorted(modules)))
+
+    def _remote_text(self, text: TextSummary, where: str, modules: set[str]) -> RemoteText | None:
+        """A text another module defines; one it reads from a data file is read here, from that
+        module's folder, and the importer's result rests on the file too."""
+        place = Place(self.shown(where), text.span)
+        if not text.read_from:
+            return RemoteText(text.value, text.partial, place, text.returned, defaults=text.defaults)
+        folder = folder_holding(os.path.dirname(where), text.read_from)
+        value = read_data_file(folder, text.read_from)
+        if value is None:
+            return None
+        data = os.path.normpath(os.path.join(folder, text.read_from))
+        modules.add(data)
+        return RemoteText(value, text.partial, place, text.returned, self.shown(data), text.defaults)
 
     def link_buffer(self, importer: str, source: bytes, buffers: dict[str, bytes]) -> Linked:
         """The language server's link: the open buffers' texts stand for their files, and the

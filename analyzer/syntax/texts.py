@@ -13,6 +13,7 @@ by a literal path (`Path("prompts/system.md").read_text()`, `open(...).read()`, 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import os
 import re
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
+from chatbound.syntax.datafiles import folder_holding, read_data_file
 from chatbound.syntax.messages import callee_name
-from chatbound.syntax.values import bound_expression, class_attribute, enclosing_class, grown_from
+from chatbound.syntax.values import bound_expression, class_attribute, enclosing_class, fallback_of, grown_from
 
 MAX_DEPTH = 12
-MAX_FILE_BYTES = 1_000_000
 FILE = "__file__"  # the analyzed file itself, as a path value
 
 
@@ -37,6 +38,7 @@ class Text:
     node: cst.CSTNode  # where the text is defined: the string, or the call that reads a file
     partial: bool = False  # some parts (f-string fields, unknown operands) are not counted
     file: str = ""  # the data files it was read from, relative to the analyzed file, ", "-joined
+    unread: bool = False  # a file the module reads, not read here: a summary's importer reads it (`file`)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ def _fstring_text(rule, node: cst.FormattedString, depth: int, frame: Frame | No
 
 
 def _combine(parts: list[Text | None], node: cst.CSTNode, separator: str = "") -> Text | None:
+    parts = [None if p is not None and p.unread else p for p in parts]
     known = [p for p in parts if p is not None]
     if not known:
         return None
@@ -157,6 +160,12 @@ def _name_text(rule, node: cst.Name, depth: int, frame: Frame | None) -> Text | 
     bound = bound_expression(rule, node)
     if bound is not None:
         return text_of(rule, bound, depth, frame)
+    fallback = fallback_of(rule, node)
+    if fallback is not None:  # `p = load(); if not p: p = DEFAULT`: what load() gives, the default if empty
+        given = text_of(rule, fallback[0], depth, frame)  # unknown here (another module's?): not the default
+        if given is None or given.value or given.unread:
+            return given
+        return text_of(rule, fallback[1], depth, frame)
     grown = grown_from(rule, node)
     inner = text_of(rule, grown, depth, frame) if grown is not None else None
     if inner is None:
@@ -165,7 +174,7 @@ def _name_text(rule, node: cst.Name, depth: int, frame: Frame | None) -> Text | 
     parts = [text_of(rule, a, depth, frame) for a in added] if added is not None else [None]
     if all(p is not None for p in parts):
         return _combine([inner, *parts], inner.node)
-    return Text(inner.value, inner.node, True, inner.file)
+    return dataclasses.replace(inner, partial=True)
 
 
 def _added_in_block(rule, name: cst.Name, value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
@@ -203,9 +212,10 @@ def text_root(rule: cst.BatchableCSTVisitor, node: cst.BaseExpression) -> tuple[
     for _ in range(MAX_DEPTH):
         if isinstance(node, cst.Name):
             bound = bound_expression(rule, node)
-            grown = grown_from(rule, node) if bound is None else None
+            fallback = fallback_of(rule, node) if bound is None else None
+            grown = grown_from(rule, node) if bound is None and fallback is None else None
             filled = filled or grown is not None
-            inner = bound or grown
+            inner = bound or (fallback[0] if fallback is not None else grown)  # what is given, not its stand-in
         elif isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             inner = node.right
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
@@ -235,11 +245,13 @@ def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int, frame:
         if inner is None:
             return None
         value = textwrap.dedent(inner.value) if name == "dedent" else inspect.cleandoc(inner.value)
-        return Text(value, inner.node, inner.partial, inner.file)
+        return dataclasses.replace(inner, value=value)
     if name in ("read_text", "read"):
         found = _file_text(rule, call, frame)
         if found is not None or name == "read_text":
             return found
+    if _reads_environment(call) and len(call.args) == 2:
+        return text_of(rule, call.args[1].value, depth, frame)  # the text it runs with unless the variable is set
     helper = _helper(rule, call)
     if helper is not None:
         return _returned_text(rule, call, helper, depth, frame)
@@ -248,7 +260,7 @@ def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int, frame:
     receiver = call.func.value
     if name in ("strip", "lstrip", "rstrip") and not call.args:
         inner = text_of(rule, receiver, depth, frame)
-        return Text(getattr(inner.value, name)(), inner.node, inner.partial, inner.file) if inner else None
+        return dataclasses.replace(inner, value=getattr(inner.value, name)()) if inner else None
     if name == "replace" and len(call.args) == 2:
         inner = text_of(rule, receiver, depth, frame)
         old, new = (text_of(rule, a.value, depth, frame) for a in call.args)
@@ -257,7 +269,7 @@ def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int, frame:
         return Text(inner.value.replace(old.value, new.value), inner.node, inner.partial, inner.file)
     if name in ("format", "format_map"):
         inner = text_of(rule, receiver, depth, frame)
-        return Text(inner.value, inner.node, True, inner.file) if inner else None
+        return dataclasses.replace(inner, partial=True) if inner else None
     if name == "join" and call.args:
         separator = text_of(rule, receiver, depth, frame)
         items = _positional(call)
@@ -266,6 +278,19 @@ def _call_text(rule: cst.BatchableCSTVisitor, call: cst.Call, depth: int, frame:
         parts = [text_of(rule, e.value, depth, frame) if isinstance(e, cst.Element) else None for e in items.elements]
         return _combine(parts, call, separator.value)
     return None
+
+
+def _reads_environment(call: cst.Call) -> bool:
+    """`os.getenv(name, default)`, `os.environ.get(name, default)`."""
+    func = call.func
+    if callee_name(call) == "getenv":
+        return True
+    if callee_name(call) != "get" or not isinstance(func, cst.Attribute):
+        return False
+    owner = func.value
+    return (isinstance(owner, cst.Name) and owner.value == "environ") or (
+        isinstance(owner, cst.Attribute) and owner.attr.value == "environ"
+    )
 
 
 def _set_on_self(rule, attribute: cst.Attribute) -> bool:
@@ -337,13 +362,17 @@ def _returned_text(
         if given is None:
             return None
         arguments[id(param)] = given
-    returns = [n for n in _own_nodes(helper.body) if isinstance(n, cst.Return)]
-    if len(returns) != 1 or returns[0].value is None:
+    returns = [n for n in _own_nodes(helper.body) if isinstance(n, cst.Return) and not _gives_nothing(n)]
+    if len(returns) != 1:  # `return None` where the file is missing is not the text the app runs with
         return None
     inner = text_of(rule, returns[0].value, depth, Frame(arguments, frame, frame.imported if frame else None))
     if call is None or inner is None or not (inner.file and arguments):
         return inner
-    return Text(inner.value, call, inner.partial, inner.file)
+    return dataclasses.replace(inner, node=call)
+
+
+def _gives_nothing(node: cst.Return) -> bool:
+    return node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None")
 
 
 def _own_nodes(node: cst.CSTNode):
@@ -358,8 +387,10 @@ def _own_nodes(node: cst.CSTNode):
 
 
 def _file_text(rule: cst.BatchableCSTVisitor, call: cst.Call, frame: Frame | None) -> Text | None:
-    """`<path>.read_text()`, `open(<path>).read()`, or `f.read()` inside `with open(<path>) as f`."""
-    if not isinstance(call.func, cst.Attribute) or not rule.context.directory:
+    """`<path>.read_text()`, `open(<path>).read()`, or `f.read()` inside `with open(<path>) as f`.
+    Where the module's folder is not known (a summary, keyed by the module's text alone), the
+    path is kept for the importer to read."""
+    if not isinstance(call.func, cst.Attribute):
         return None
     receiver = call.func.value
     if call.func.attr.value == "read_text":
@@ -369,8 +400,13 @@ def _file_text(rule: cst.BatchableCSTVisitor, call: cst.Call, frame: Frame | Non
         relative = path_of(rule, opened, frame=frame) if opened is not None else None
     if relative is None or relative == FILE:
         return None
-    value = read_data_file(rule.context.directory, relative)
-    rule.context.data_files.append(os.path.normpath(os.path.join(rule.context.directory, relative)))
+    if not rule.context.directory:
+        return Text("", call, file=relative, unread=True)
+    directory = folder_holding(rule.context.directory, relative)
+    value = read_data_file(directory, relative)
+    rule.context.data_files.append(os.path.normpath(os.path.join(directory, relative)))
+    if directory != rule.context.directory:
+        relative = os.path.relpath(os.path.join(directory, relative), rule.context.directory).replace(os.sep, "/")
     return Text(value, call, file=relative) if value is not None else None
 
 
@@ -417,6 +453,10 @@ def path_of(
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) and value and not os.path.isabs(value) else None
+    if isinstance(node, cst.FormattedString):  # f"prompts/chatbot_{version}.md" with `version` known
+        text = _fstring_text(rule, node, depth, frame)
+        value = text.value if text is not None and not text.partial else ""
+        return value if value and not os.path.isabs(value) else None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
         return _joined(path_of(rule, node.left, depth, frame), path_of(rule, node.right, depth, frame))
     if isinstance(node, cst.Attribute) and node.attr.value == "parent":
@@ -455,15 +495,3 @@ def _parent(path: str | None) -> str | None:
     if path == FILE:
         return "."
     return os.path.normpath(os.path.join(path, "..")).replace(os.sep, "/")
-
-
-def read_data_file(directory: str, relative: str) -> str | None:
-    """The text of a small data file next to the analyzed file; None when it cannot be read."""
-    path = os.path.normpath(os.path.join(directory, relative))
-    try:
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None

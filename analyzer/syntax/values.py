@@ -57,6 +57,46 @@ def bound_expression(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseE
     return _assigned_value(rule, target)
 
 
+def fallback_of(rule: cst.BatchableCSTVisitor, name: cst.Name) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(given, default) where the scope binds `name` twice, the second time only when the
+    first gave nothing: `p = load("v1")`, then `if not p: p = DEFAULT` (or `if p is None:`),
+    which is `load("v1") or DEFAULT`."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    bound = [getattr(a, "node", None) for a in scope[name.value]] if scope is not None else []
+    targets = [t for t in bound if isinstance(t, cst.Name)]
+    if len(bound) != 2 or len(targets) != 2:
+        return None
+    guarded = [t for t in targets if _only_when_missing(rule, t, name.value)]
+    if len(guarded) != 1:
+        return None
+    given = next(t for t in targets if t is not guarded[0])
+    values = _assigned_value(rule, given), _assigned_value(rule, guarded[0])
+    return (values[0], values[1]) if values[0] is not None and values[1] is not None else None
+
+
+def _only_when_missing(rule: cst.BatchableCSTVisitor, target: cst.CSTNode, name: str) -> bool:
+    """Whether `target` is bound in the body of an `if not name:` / `if name is None:`."""
+    node: cst.CSTNode | None = target
+    for _ in range(5):
+        node = rule.get_metadata(ParentNodeProvider, node, None) if node is not None else None
+        if isinstance(node, cst.If):
+            test = node.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                return isinstance(test.expression, cst.Name) and test.expression.value == name
+            return (
+                isinstance(test, cst.Comparison)
+                and isinstance(test.left, cst.Name)
+                and test.left.value == name
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"
+            )
+        if node is None or isinstance(node, (cst.FunctionDef, cst.Else)):
+            return False
+    return False
+
+
 def grown_from(rule: cst.BatchableCSTVisitor, name: cst.Name) -> cst.BaseExpression | None:
     """The expression `name` is assigned from once, when every other binding of its scope
     only adds to it (`p = BASE.format(...)`, then `p += extra`): what it holds at least."""

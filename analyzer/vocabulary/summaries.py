@@ -97,6 +97,8 @@ class TextSummary:
     span: Span  # where the text is defined
     partial: bool = False  # some parts (f-string fields) are not counted
     returned: bool = False  # what a function of that name returns when called with no arguments
+    read_from: str = ""  # a data file the module reads it from, relative to the module (the importer reads it)
+    defaults: tuple[tuple[str, str], ...] = ()  # returned: (parameter, its default's code), in order
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ class RemoteText:
     partial: bool
     place: Place  # where it is defined
     returned: bool = False  # what an imported function returns called with no arguments (`system_prompt()`)
+    file: str = ""  # the data file it is read from, as shown
+    defaults: tuple[tuple[str, str], ...] = ()  # returned: the arguments it stands for (see TextSummary)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ forwards.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -33,7 +34,7 @@ from chatbound.frameworks import CONTINUED_BY, server_tools
 from chatbound.syntax.bytescan import nesting_problem
 from chatbound.syntax.messages import class_name
 from chatbound.syntax.parse import no_gc, parse
-from chatbound.syntax.texts import returned_text, text_of
+from chatbound.syntax.texts import Text, returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
 from chatbound.vocabulary.sinks import Sink, sink_of
 from chatbound.vocabulary.summaries import (
@@ -70,6 +71,13 @@ def summarize(source: bytes) -> ModuleSummary:
         except RecursionError:
             return ModuleSummary()
         return summarizer.summary
+
+
+def _defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
+    """`def load(version="v1")`: (("version", '"v1"'),), what a call may give and still mean the
+    text summarised (`load("v1")`)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    return tuple((p.name.value, cst.Module([]).code_for_node(p.default)) for p in params if p.default is not None)
 
 
 class Summarizer(ChatRule):
@@ -161,15 +169,19 @@ class Summarizer(ChatRule):
         for function in (s for s in module.body if isinstance(s, cst.FunctionDef)):
             text = returned_text(self, function)
             if text is not None:
-                found[function.name.value] = TextSummary(text.value, self.span(text.node), text.partial, returned=True)
+                found[function.name.value] = replace(
+                    self._text_summary(text, returned=True), defaults=_defaults(function)
+                )
         defaults = {c.name.value: self._class_texts(c) for c in module.body if isinstance(c, cst.ClassDef)}
         for statement in module.body:
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                targets = small.targets if isinstance(small, cst.Assign) else ()
-                names = [t.target.value for t in targets if isinstance(t.target, cst.Name)]
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+                if isinstance(small, cst.AnnAssign) and small.value is not None:
+                    targets = [small.target]  # `SYSTEM_PROMPT: str = ...`
+                names = [t.value for t in targets if isinstance(t, cst.Name)]
                 text = text_of(self, small.value) if names else None
                 for name in names if text is not None else ():
-                    found[name] = TextSummary(text.value, self.span(text.node), text.partial)
+                    found[name] = self._text_summary(text)
                 built = small.value if names and isinstance(small.value, cst.Call) else None
                 klass = built.func.value if built is not None and isinstance(built.func, cst.Name) else None
                 given = {a.keyword.value for a in built.args if a.keyword is not None} if built is not None else set()
@@ -183,6 +195,10 @@ class Summarizer(ChatRule):
         for klass, texts in defaults.items():
             found.update({f"{klass}.{attr}": summary for attr, summary in texts.items()})
         return found
+
+    def _text_summary(self, text: Text, returned: bool = False) -> TextSummary:
+        """A text as an importer sees it; one read from a data file names the file to read."""
+        return TextSummary(text.value, self.span(text.node), text.partial, returned, text.file if text.unread else "")
 
     def _class_texts(self, klass: cst.ClassDef) -> dict[str, TextSummary]:
         """`prompt: str = "..."` / `prompt = "..."` in a class body: the text defaults it declares."""
