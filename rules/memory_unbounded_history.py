@@ -1241,6 +1241,9 @@ class Mentor:
             related.append(
                 self.related(returned, f"`{facts.code(returned)}` is sent whole here, in `{callee_name(flow.site)}()`")
             )
+        elif id(flow.site) in facts.sent_inside:  # a helper of this module makes the call
+            inside = facts.sent_inside[id(flow.site)]
+            related.append(self.related(inside, f"the model call `{callee_name(flow.site)}()` makes"))
         suggestion = (
             frameworks.ADVICE.get(history.storage.kind)
             or frameworks.SEND_ADVICE.get(framework)

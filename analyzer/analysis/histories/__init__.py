@@ -76,6 +76,7 @@ class ChatFacts(
         self.nodes = nodes
         self.linked = getattr(rule.context, "project", None)  # what the project pass linked, if anything
         self.sent_elsewhere: dict[int, Place] = {}  # call -> the model call in another module it reaches
+        self.sent_inside: dict[int, cst.Call] = {}  # a helper's call -> the model call of this module it reaches
         self.imported_histories: dict[str, History] = {}
         self._ranks: dict[cst.CSTNode, int] | None = None  # see order()
         self.functions: dict[str, list[cst.FunctionDef]] = {}

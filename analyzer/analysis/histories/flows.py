@@ -61,6 +61,8 @@ class FlowFacts:
     def _sink(self, call: cst.Call) -> Sink | None:
         """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
         and the framework of a generic `x.chat(...)` named after x's constructor."""
+        if self._own_method(call):
+            return None
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         if sink is None and isinstance(call.func, cst.Name):
             sink = self._aliased_sink(call)
@@ -77,6 +79,21 @@ class FlowFacts:
             if package:
                 return Sink(call, f"{package}.chat", package, sink.content)
         return sink
+
+    def _own_method(self, call: cst.Call) -> bool:
+        """`ChatApp.stream(...)` or `self.stream(...)` where this module's class defines `stream`:
+        the module's own code, which the flows follow inside, not an SDK's method of that name."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return False
+        owner = func.value.value
+        if owner in ("self", "cls"):
+            klass = self.class_of(call)
+        else:
+            named = [c for c in self.nodes.classes if c.name.value == owner]
+            klass = named[0] if len(named) == 1 else None
+        methods = self.functions.get(func.attr.value, []) if klass is not None else []
+        return any(self.class_of(method) is klass for method in methods)
 
     def _aliased_sink(self, call: cst.Call) -> Sink | None:
         """A model call through a second name for its method: `create = client.chat.completions.create`
@@ -143,6 +160,7 @@ class FlowFacts:
                         argument = self.argument_for(call, function, param)
                         if argument is not None:
                             added.append((call, Sink(call, sink.api, sink.framework, (argument,))))
+                            self.sent_inside.setdefault(id(call), self.sent_inside.get(id(sink.call), sink.call))
                             if id(sink.call) in self.sent_elsewhere:  # the helper hands it to another module's send
                                 self.sent_elsewhere[id(call)] = self.sent_elsewhere[id(sink.call)]
             known = {id(call) for call, _ in found}
