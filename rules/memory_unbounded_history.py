@@ -31,16 +31,29 @@ KIND = {
 }
 
 
-def _sent_inside(facts: ChatFacts, flow: Flow) -> cst.BaseExpression | None:
+def _sent_inside(facts: ChatFacts, flow: Flow, grown: bool = False) -> cst.BaseExpression | None:
     """The argument of the model call inside the function `flow.site` calls that sends the list
-    it is given and returns (`reply, h = ask(q, h)`), or None."""
+    it is given and returns (`reply, h = ask(q, h)`), or, `grown`, the list itself where that
+    function adds to it in place and sends it (`take_turn(self.history, text)`), or None."""
     for function in facts.callees(flow.site):
-        kept = facts.returned_params(function)
+        kept = facts.grown_params(function) if grown else facts.returned_params(function)
         for param, sink in facts.sent_params(function):
             for arg in sink.content if param in kept else ():
-                if any(u.storage.kind == "param" and u.storage.label == param for u in facts.whole_history_in(arg)):
-                    return arg
+                for use in facts.whole_history_in(arg):
+                    if use.storage.kind == "param" and use.storage.label == param:
+                        return use.node if grown else arg
     return None
+
+
+def _grown_elsewhere(facts: ChatFacts, flow: Flow) -> bool:
+    """`take_turn(self.history, text)` where take_turn, in another module, adds to the list it
+    is given and sends it: a view passed in here would stop the history growing."""
+    remote = facts.imported_function(flow.site) if flow.elsewhere else None
+    for param, _ in remote.grows if remote is not None else ():
+        argument = facts.passed_on(flow.site, remote.params, param)
+        if argument is not None and facts.inside(flow.use.node, argument):
+            return True
+    return False
 
 
 class MemoryUnboundedHistory(ChatRule):
@@ -1236,7 +1249,8 @@ class Mentor:
             if isinstance(use.node, cst.Name)
             and any(call is flow.site for _, call in facts.round_trips(use.node.value))
             else None
-        )
+        ) or _sent_inside(facts, flow, grown=True)
+        grown_elsewhere = _grown_elsewhere(facts, flow)
         if returned is not None:  # where the fix bounds it: the list kept and returned stays whole
             related.append(
                 self.related(returned, f"`{facts.code(returned)}` is sent whole here, in `{callee_name(flow.site)}()`")
@@ -1245,6 +1259,14 @@ class Mentor:
             inside = facts.sent_inside[id(flow.site)]
             related.append(self.related(inside, f"the model call `{callee_name(flow.site)}()` makes"))
         suggestion = (
+            (
+                f"`{callee_name(flow.site)}()` ({flow.elsewhere[0].path}, line {flow.elsewhere[0].span.line}) adds "
+                f"to the list it is given and sends it: bound the send there (`bounded_view(...)` of that list), "
+                "not the list passed in here, which must keep growing."
+            )
+            if grown_elsewhere
+            else None
+        ) or (
             frameworks.ADVICE.get(history.storage.kind)
             or frameworks.SEND_ADVICE.get(framework)
             or (
@@ -1267,6 +1289,7 @@ class Mentor:
                 "growth_lines": lines,
                 # `reply, h = ask(q, h)`: bounded where ask() sends (a view passed in would come back as the kept list)
                 **({"sent_inside": len(related) - 1} if returned is not None else {}),
+                **({"grown_elsewhere": True} if grown_elsewhere else {}),
                 # what the other module's growth shows of the items (this module cannot show their shape)
                 **({"roles": sorted(history.roles)} if elsewhere and history.roles else {}),
                 **({"lifetime_seconds": expiry.lifetime} if expiry is not None and expiry.lifetime else {}),

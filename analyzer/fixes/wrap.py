@@ -261,6 +261,8 @@ def fix_for(
     history = text_at(lines, finding.span)
     if finding.properties.get("storage") in NOT_A_LIST:
         return None, advice or SUGGESTIONS["plain"]
+    if finding.properties.get("grown_elsewhere"):  # the other module's helper grows what it is given
+        return None, finding.suggestion
     if wraps:
         shape = message_shape(module, wrapper, finding, history)
         suggestion = (advice or SUGGESTIONS["plain"]) + (

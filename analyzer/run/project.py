@@ -480,7 +480,7 @@ class ProjectIndex:
         retrieves = function.retrieves
         retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
         kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
-        if not sends and returned is None and not function.writes and retrieved is None and kept is None:
+        if not (sends or returned or function.writes or retrieved or kept or function.grows):
             return None
         return RemoteFunction(
             shown,
@@ -493,6 +493,7 @@ class ProjectIndex:
             kept,
             function.tool_params,
             function.continued,
+            function.grows,
         )
 
 

@@ -86,6 +86,9 @@ class FunctionSummary:
     # (parameter, keyword): parameters it gives a model run as the conversation an SDK keeps
     # (`Runner.run(agent, items, session=session)`), a framework's `CONTINUED_BY` keyword
     continued: tuple[tuple[str, str], ...] = ()
+    # (parameter, roles): parameters it adds a turn to (`history.append({"role": "user", ...})`),
+    # with the roles of what it adds: a caller's history grows at the call
+    grows: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,8 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists) or any(
-            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps for f in self.functions.values()
+            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.grows
+            for f in self.functions.values()
         )
 
 
@@ -181,6 +185,7 @@ class RemoteFunction:
     keeps: Place | None = None  # where the conversation object it returns is made
     tool_params: tuple[str, ...] = ()  # as `FunctionSummary.tool_params`
     continued: tuple[tuple[str, str], ...] = ()  # as `FunctionSummary.continued`
+    grows: tuple[tuple[str, tuple[str, ...]], ...] = ()  # as `FunctionSummary.grows`
 
 
 @dataclass(frozen=True)

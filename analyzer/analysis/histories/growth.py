@@ -406,13 +406,23 @@ class GrowthFacts:
         return next((v for v in given if isinstance(v, cst.Name) and v.value == name), None)
 
     def _collect_helper_growth(self, call: cst.Call) -> None:
-        """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows."""
-        for function in self.callees(call):
-            for param in self._grown_params(function):
+        """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows,
+        of this module or, as the project pass linked it, of another (`chat(agent, self._history, text)`)."""
+        callees = self.callees(call)
+        for function in callees:
+            for param in self.grown_params(function):
                 argument = self.argument_for(call, function, param)
                 storage = self.storage_of(argument) if argument is not None else None
                 if storage is not None:
                     self._grow(storage, call)
+        remote = self.imported_function(call) if not callees else None
+        for param, roles in remote.grows if remote is not None else ():
+            argument = self.passed_on(call, remote.params, param)
+            storage = self.storage_of(argument) if argument is not None else None
+            if storage is not None:
+                self._grow(storage, call)
+                self.history(storage).roles.update(roles)
+                self.history(storage).textual = True
 
     def _collect_helper_trims(self, call: cst.Call) -> None:
         """`shorten(chats[uid])`: a helper of the module that trims what its parameter holds trims
@@ -436,7 +446,7 @@ class GrowthFacts:
         for value in self.returns(function):
             parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
             returned += [p for p in parts if isinstance(p, cst.Name) and self._keeps_param(p)]
-        return [name for name in self._grown_params(function) if any(p.value == name for p in returned)]
+        return [name for name in self.grown_params(function) if any(p.value == name for p in returned)]
 
     def _keeps_param(self, name: cst.Name) -> bool:
         """`name` holds the parameter of that name: bound to it, or to `x if test else name`, `name or x`."""
@@ -453,7 +463,8 @@ class GrowthFacts:
             return isinstance(value, cst.Param)
         return value is not None and isinstance(self.assignment_before(value), cst.Param)
 
-    def _grown_params(self, function: cst.FunctionDef) -> list[str]:
+    def grown_params(self, function: cst.FunctionDef) -> list[str]:
+        """The parameters `function` grows (`history.append(...)`, `history += [...]`)."""
         names = {p.name.value for p in self._params(function)} - {"self", "cls"}
         grown = []
         for name in names:

@@ -22,7 +22,7 @@ from libcst.metadata import MetadataWrapper
 
 from chatbound.analysis.chat import ChatRule
 from chatbound.analysis.histories import ChatFacts, History, walk
-from chatbound.analysis.histories.growth import growth_label
+from chatbound.analysis.histories.growth import SETUP_FUNCTION, growth_label
 from chatbound.analysis.retrieval import RetrievalFacts, counts_asked
 from chatbound.analysis.rule import RuleContext
 from chatbound.analysis.servertools import ServerTools, empty
@@ -32,7 +32,7 @@ from chatbound.analysis.tools import TOOL_KEYWORDS, takes_tools
 from chatbound.findings import Severity
 from chatbound.frameworks import CONTINUED_BY, server_tools
 from chatbound.syntax.bytescan import nesting_problem
-from chatbound.syntax.messages import class_name
+from chatbound.syntax.messages import class_name, message_roles
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import Text, returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
@@ -71,6 +71,31 @@ def summarize(source: bytes) -> ModuleSummary:
         except RecursionError:
             return ModuleSummary()
         return summarizer.summary
+
+
+def _grows(facts: ChatFacts, function: cst.FunctionDef) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The parameters a function adds a turn to and never trims, with the roles of what it adds;
+    not a set-up function's (`seed(history)` runs once)."""
+    if SETUP_FUNCTION.match(function.name.value):
+        return ()
+    grown = facts.grown_params(function)
+    trimmed = _trimmed(facts, function) if grown else set()
+    found = []
+    for param in grown:
+        if param in trimmed:
+            continue
+        sites = [site for site, _ in facts.nodes.growth_by_name.get(param, ()) if facts.function_of(site) is function]
+        roles = sorted({r for site in sites for v in facts.growth_values(site) for r in message_roles(v)})
+        found.append((param, tuple(roles)))
+    return tuple(found)
+
+
+def _trimmed(facts: ChatFacts, function: cst.FunctionDef) -> set[str]:
+    """The parameters a function trims (`del history[:-KEEP]`, `history.pop(0)` under a size
+    test): what it sends or keeps of them is bounded."""
+    names = {p.name.value for p in facts._params(function)}
+    trimmed = {param for _, param, _ in facts.helper_trims.get(id(function), [])}
+    return trimmed | {name for name in names if facts._local_trimmed(cst.Name(name), function)}
 
 
 def _defaults(function: cst.FunctionDef) -> tuple[tuple[str, str], ...]:
@@ -256,9 +281,12 @@ class Summarizer(ChatRule):
     ) -> FunctionSummary:
         """`calls` and `values` (what its `return`s give) are the function's own; `retrieves` the
         retrieval results it returns."""
+        sent = facts.sent_params(function)
+        trimmed = _trimmed(facts, function) if sent else set()
         sends = tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call))
-            for param, sink in facts.sent_params(function)
+            for param, sink in sent
+            if param not in trimmed
         ) + tuple(
             SendSummary(param, sink.api, sink.framework, self.span(sink.call), position)
             for param, sink, position in self._passed_on(facts, function)
@@ -280,6 +308,7 @@ class Summarizer(ChatRule):
             keeps=next((self.span(value) for value in values if keeps(facts, value, frozenset())), None),
             tool_params=_tool_params(facts, function, calls),
             continued=_continued(facts, function),
+            grows=_grows(facts, function),
         )
 
     @staticmethod
