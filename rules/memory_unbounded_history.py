@@ -31,7 +31,7 @@ KIND = {
 }
 
 
-def _sent_inside(facts: ChatFacts, flow: Flow, grown: bool = False) -> cst.BaseExpression | None:
+def _sent_inside(facts: ChatFacts, flow: Flow, grown: bool = False) -> cst.CSTNode | None:
     """The argument of the model call inside the function `flow.site` calls that sends the list
     it is given and returns (`reply, h = ask(q, h)`), or, `grown`, the list itself where that
     function adds to it in place and sends it (`take_turn(self.history, text)`), or None."""
@@ -49,7 +49,9 @@ def _grown_elsewhere(facts: ChatFacts, flow: Flow) -> bool:
     """`take_turn(self.history, text)` where take_turn, in another module, adds to the list it
     is given and sends it: a view passed in here would stop the history growing."""
     remote = facts.imported_function(flow.site) if flow.elsewhere else None
-    for param, _ in remote.grows if remote is not None else ():
+    if remote is None:
+        return False
+    for param, _ in remote.grows:
         argument = facts.passed_on(flow.site, remote.params, param)
         if argument is not None and facts.inside(flow.use.node, argument):
             return True

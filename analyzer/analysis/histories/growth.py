@@ -416,7 +416,9 @@ class GrowthFacts:
                 if storage is not None:
                     self._grow(storage, call)
         remote = self.imported_function(call) if not callees else None
-        for param, roles in remote.grows if remote is not None else ():
+        if remote is None:
+            return
+        for param, roles in remote.grows:
             argument = self.passed_on(call, remote.params, param)
             storage = self.storage_of(argument) if argument is not None else None
             if storage is not None:
