@@ -67,6 +67,17 @@ def test_relative_absolute_and_package_imports_resolve_to_files(write):
     assert resolver.module(bot, "openai.OpenAI") is None
 
 
+def test_imports_naming_the_checked_folder_itself_resolve_from_its_parent(write):
+    # `chatbound check .` inside backend/, whose modules import `backend.services.x`
+    root = write({"backend/services/__init__.py": "", "backend/services/answers.py": "", "backend/routes/ask.py": ""})
+    resolver = Resolver(str(root / "backend"))
+    ask = str(root / "backend" / "routes" / "ask.py")
+    answers = str(root / "backend" / "services" / "answers.py")
+    assert resolver.module(ask, "backend.services.answers.answer") == (answers, ("answer",))
+    assert resolver.module(ask, "services.answers.answer") == (answers, ("answer",))
+    assert resolver.module(ask, "frontend.services.answers") is None
+
+
 def test_a_history_sent_by_another_module_names_the_model_call_there(write):
     root = write({"llm.py": LLM, "bot.py": BOT})
     (finding,) = run([root], Settings(root=root)).findings

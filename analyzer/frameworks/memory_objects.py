@@ -281,3 +281,82 @@ def _fresh_thread(facts, expr: cst.BaseExpression, depth: int) -> bool:
         return False
     passed = [facts.argument_for(c, function, value.name.value) for c in facts.callers(function)]
     return bool(passed) and all(p is not None and _fresh_thread(facts, p, depth - 1) for p in passed)
+
+
+# langchain-core 1.8 runnables/history.py: `RunnableWithMessageHistory` calls
+# `get_session_history(**{spec.id: configurable[spec.id]})`, whose default spec is the one
+# `session_id` (`history_factory_config` unset), before and after every run; the factory's
+# history is the conversation the run continues.
+CONVERSATION_KEY_NAMES = ("session_id",)  # a run's config key naming the conversation (pre-check)
+HISTORY_RUNS = frozenset({"invoke", "ainvoke", "stream", "astream"})
+FRESH_HISTORIES = frozenset({"InMemoryChatMessageHistory", "ChatMessageHistory"})  # gone with the object
+
+
+def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The `session_id` of `chain.invoke(x, config={"configurable": {"session_id": sid}})` when
+    `chain` is a `RunnableWithMessageHistory(...)` of this module with the default session spec
+    whose factory keeps the history past the run (it reads a module-level store, or builds a
+    persistent `...ChatMessageHistory`); None otherwise."""
+    if callee_name(call) not in HISTORY_RUNS or not isinstance(call.func, cst.Attribute):
+        return None
+    made = call.func.value
+    if isinstance(made, cst.Name):
+        made = facts.assignment_before(made)
+    if not isinstance(made, cst.Call) or callee_name(made) != "RunnableWithMessageHistory":
+        return None
+    if not any(q.startswith("langchain_core.") or q.startswith("langchain.") for q in facts.qualified(made.func)):
+        return None
+    if keyword(made, "history_factory_config") is not None:
+        return None
+    factory = keyword(made, "get_session_history") or positional(made, 1)
+    if factory is None or not _lasting_factory(facts, factory.value):
+        return None
+    config = keyword(call, "config") or positional(call, 1)
+    configurable = _entry(facts, config.value if config else None, "configurable")
+    return _entry(facts, configurable, "session_id")
+
+
+def _entry(facts, expr: cst.BaseExpression | None, name: str) -> cst.BaseExpression | None:
+    if isinstance(expr, cst.Name):
+        expr = facts.assignment_before(expr)
+    if not isinstance(expr, cst.Dict):
+        return None
+    for element in expr.elements:
+        if isinstance(element, cst.DictElement) and string(element.key) == name:
+            return element.value
+    return None
+
+
+def _lasting_factory(facts, factory: cst.BaseExpression) -> bool:
+    """The history factory returns what outlives one run: an entry of a module-level store
+    (`store[sid]`, `store.setdefault(sid, ...)`, `store.get(sid)`) or a chat history kept outside
+    the process (`RedisChatMessageHistory(sid, url)`), not one made fresh in memory per call."""
+    if isinstance(factory, cst.Lambda):
+        values = [factory.body]
+    elif isinstance(factory, cst.Name):
+        values = [v for f in facts.functions.get(factory.value, []) for v in facts.returns(f)]
+    else:
+        return False
+    return bool(values) and all(_lasting_value(facts, v) for v in values)
+
+
+def _lasting_value(facts, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Name):
+        value = facts.assignment_before(value)
+    if isinstance(value, cst.Subscript):
+        store = value.value
+    elif (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and callee_name(value) in ("setdefault", "get")
+    ):
+        store = value.func.value
+    elif isinstance(value, cst.Call):
+        name = callee_name(value)
+        return name.endswith("ChatMessageHistory") and name not in FRESH_HISTORIES
+    else:
+        return False
+    if not isinstance(store, cst.Name):
+        return False
+    bound = facts.assignment_before(store)
+    return isinstance(bound, cst.Dict) and facts.function_of(bound) is None

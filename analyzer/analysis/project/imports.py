@@ -83,6 +83,8 @@ class Resolver:
             bases = [folder]
         else:
             bases = [self._top(folder), folder, *self._ancestors(folder), self.root, os.path.join(self.root, "src")]
+            if parts and parts[0] == os.path.basename(self.root):  # `backend.services.x` checked from inside `backend/`
+                bases.append(os.path.dirname(self.root))
         best = None
         for base in dict.fromkeys(bases):  # the longest module path wins: `app/app.py` holds no `app.state`
             for cut in range(len(parts), -1 if level else 0, -1):
