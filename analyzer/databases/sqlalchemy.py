@@ -27,9 +27,10 @@ def read(facts, call: cst.Call) -> str | None:
             node = node.expression
             continue
         if isinstance(node, cst.Name) and hops < 3:
-            node, hops = _bound(facts, node), hops + 1
-            if node is None:
+            bound, hops = _bound(facts, node), hops + 1
+            if bound is None:
                 return None
+            node = bound
             continue
         if not isinstance(node, cst.Call):
             return None
