@@ -145,6 +145,9 @@ class PromptOversizedSystem(Rule):
         # {"role": "system"}, dict(role="developer"), ("system", ...)
         re.compile(rb"[\"'](?:system|developer)[\"']"),
         re.compile(rb"[\"'](?:system_\w+|instructions)[\"'][ \t]*:"),  # {"system_prompt": ...} unpacked into a call
+        re.compile(
+            rb"[\"']system_instruction[\"'][ \t]*\][ \t]*="
+        ),  # config["system_instruction"] = ..., config=config
         re.compile(rb"SystemMessage"),  # SystemMessage(...), SystemMessagePromptTemplate
         *FRAMEWORK_PROMPT_TRIGGERS,  # a system prompt a framework assembles (CrewAI role, goal, backstory)
     )

@@ -76,6 +76,7 @@ UNSAFE_BY_DESIGN = {
     "adk/concierge": "advice only: the agent adk web serves gets compaction from an App the project builds around it",
     "adk/served": "advice only, as adk/concierge",
     "prompts_project/garden_app": "advice only, as adk/concierge",
+    "prompts_project/tutor_app": "advice only, as adk/concierge",
     "project/grown_elsewhere": "advice only: the helper of another module that adds to the list sends it; "
     "a view passed in at the call would stop the history growing, and the send to bound is in that module",
     "smolagents/research_chat.py": "advice only: smolagents keeps and sends agent.memory itself, no edit keeps every "

@@ -65,6 +65,11 @@ def _call_contents(call: ast.Call) -> list[ast.AST]:
             found.append(unpacked)  # a place when the module binds the name (to a dict, maybe)
     if _text(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
         found.append(keywords["content"])
+    config = keywords.get("config")  # google-genai's config as a dict
+    if type(config) is ast.Dict:
+        found.extend(v for k, v in zip(config.keys, config.values) if _text(k) == "system_instruction")
+    elif type(config) is ast.Name:
+        found.append(config)  # a place when the module binds the name (to a dict, maybe)
     if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
         found.append(keywords["prompt"])
     if name in SYSTEM_MESSAGE_CALLS:
@@ -78,12 +83,19 @@ def has_system_prompt_place(tree: PythonTree) -> bool:
     """Whether the file sends a text as a system prompt (the visits of PromptOversizedSystem,
     on CPython's tree, without resolving the text): a system message, a system keyword. A
     place holding only a name neither assigned nor imported in the module (a parameter) has
-    no text, as in leave_Module."""
+    no text, as in leave_Module, unless it is a parameter of a function of the module, whose
+    calls there may give it one (`SystemPrompts._given`)."""
     known: set[str] = set()
     places: list[ast.AST] = []
-    for node in tree.nodes(ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Dict, ast.Tuple, ast.Call):
+    helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    called: set[str] = set()
+    for node in tree.nodes(
+        ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Dict, ast.Tuple, ast.Call, ast.FunctionDef, ast.AsyncFunctionDef
+    ):
         kind = type(node)
-        if kind is ast.Assign or kind is ast.AnnAssign:
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            helpers.append(node)
+        elif kind is ast.Assign or kind is ast.AnnAssign:
             known.update(t.id for t in (node.targets if kind is ast.Assign else [node.target]) if type(t) is ast.Name)
         elif kind is ast.ImportFrom:
             known.update(alias.asname or alias.name for alias in node.names)
@@ -96,6 +108,11 @@ def has_system_prompt_place(tree: PythonTree) -> bool:
                 places.append(node.elts[1])
         elif kind is ast.Call:
             places.extend(_call_contents(node))
+            called.add(ast_callee_name(node))
+    for helper in helpers:  # a parameter of a helper the module calls: its callers may give it a text
+        if helper.name in called:
+            arguments = helper.args
+            known.update(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
     return any(type(place) is not ast.Name or place.id in known for place in places)
 
 
@@ -183,11 +200,19 @@ class SystemPrompts:
         self.bindings: dict[str, str] | None = None  # imported name -> target, read when a text is imported
         self.assembled: list[cst.Call] = []  # calls a framework may build a system prompt for from parts
         self.calls: dict[str, list[cst.Call]] = {}  # the module's calls by callee name: a helper's callers
+        # `config["system_instruction"] = text` by the dict's name, and the calls given `config=name`
+        self.stores: dict[str, list[tuple[cst.Name, cst.BaseExpression]]] = {}
+        self.configs: list[tuple[cst.Call, cst.Name]] = []
 
     # --- where system prompts are sent -------------------------------------------------
 
     def collect_assign(self, node: cst.Assign) -> None:
         self.assigned.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and string(index.value) == "system_instruction":
+                self.stores.setdefault(target.value.value, []).append((target.value, node.value))
 
     def collect_ann_assign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -218,6 +243,12 @@ class SystemPrompts:
             for keyword in SYSTEM_KEYWORDS:
                 if keyword in entries:
                     self._sent(entries[keyword], node)
+        config = keywords.get("config")  # google-genai's config as a dict: `config={"system_instruction": ...}`
+        if isinstance(config, cst.Name):
+            self.configs.append((node, config))
+        config = bound_expression(self.rule, config) if isinstance(config, cst.Name) else config
+        if isinstance(config, cst.Dict) and "system_instruction" in (entries := _entries(config)):
+            self._sent(entries["system_instruction"], node)
         if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
             self._sent(keywords["prompt"], node)
         if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
@@ -271,6 +302,11 @@ class SystemPrompts:
     def oversized(self, module: cst.Module) -> list[Oversized | OversizedImported]:
         """The system prompts the module sends that hold more than `limit` tokens, once per text
         (a block marked for prompt caching is not counted): those a framework assembles first."""
+        for call, name in self.configs:  # `config["system_instruction"] = text` ... `create(config=config)`
+            scope = self.rule.get_metadata(ScopeProvider, name, None)
+            for stored, value in self.stores.get(name.value, ()):
+                if self.rule.get_metadata(ScopeProvider, stored, None) is scope:
+                    self._sent(value, call)
         found: list[Oversized | OversizedImported] = [
             prompt for prompt in map(self._assembled, self.assembled) if prompt is not None
         ]

@@ -59,6 +59,10 @@ TRIGGERS = (
     (re.compile(rb"\bgoogle\.adk\b"), re.compile(rb"^root_agent\s*=", re.M)),  # both: an agent the ADK CLI serves
 )
 HANDOFF_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
+# the project pass (chatbound.analysis.project.users): a served root's `sub_agents=[...]` naming
+# agents imported from other modules of the project
+PROJECT_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
+TRANSFERRED_TAG = "adk.transferred"
 HANDOFF_CALLS = frozenset({"Agent", "LlmAgent"})
 LLM_AGENTS = ("Agent", "LlmAgent")
 CALLS = frozenset({"run_async", *LLM_AGENTS})
@@ -520,7 +524,7 @@ def is_llm_agent(qualified: Iterable[str]) -> bool:
 def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]:
     """The ids of the agent calls of `module` that hold a conversation: the served root and the
     LLM agents it transfers to, followed through names bound once."""
-    pending = list(_roots(module))
+    pending = [*_roots(module), *_transferred_here(rule, module)]
     served: set[int] = set()
     while pending:
         node = pending.pop()
@@ -537,6 +541,65 @@ def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]
             ):
                 pending.extend(e.value for e in arg.value.elements if isinstance(e, cst.Element))
     return served
+
+
+def _transferred_here(rule: cst.BatchableCSTVisitor, module: cst.Module) -> Iterable[cst.BaseExpression]:
+    """Module-level agents another module's served tree transfers to (`sub_agents=[physics_agent]`
+    with `physics_agent` imported from here): what the project pass says (`uses`)."""
+    project = getattr(rule.context, "project", None)
+    given = project.links.given if project is not None else {}
+    names = {name for name, mentions in given.items() if any(m.tag == TRANSFERRED_TAG for m in mentions)}
+    if not names:
+        return
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value in names for t in small.targets
+            ):
+                yield small.value
+
+
+def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, ast.AST]]:
+    """The imported agents a served tree of this module transfers to: `root_agent = Agent(...,
+    sub_agents=[math_agent, physics.physics_agent])` (or `App(root_agent=...)`), followed through
+    module-level names bound once, as `served_agents` follows them in one module."""
+    if not any(target.lstrip(".").startswith("google.adk") for target in imported.values()):
+        return []
+    bound: dict[str, list[ast.expr]] = {}
+    roots: list[ast.expr] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(statement.value)
+                if target.id == ROOT:
+                    roots.append(statement.value)
+        if isinstance(statement.value, ast.Call):
+            roots += [k.value for k in statement.value.keywords if k.arg == ROOT]
+    found: list[tuple[str, str, ast.AST]] = []
+    seen: set[int] = set()
+    pending = list(roots)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and node.id in imported and node.id not in bound:
+            if not imported[node.id].lstrip(".").startswith("google."):
+                found.append((node.id, TRANSFERRED_TAG, node))
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported:
+            found.append((f"{node.value.id}.{node.attr}", TRANSFERRED_TAG, node))
+            continue
+        if isinstance(node, ast.Name) and len(bound.get(node.id, ())) == 1:
+            node = bound[node.id][0]
+        func = node.func if isinstance(node, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in LLM_AGENTS or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for k in node.keywords:
+            if k.arg == "sub_agents" and isinstance(k.value, (ast.List, ast.Tuple)):
+                pending.extend(e for e in k.value.elts if not isinstance(e, ast.Starred))
+    return found
 
 
 def _roots(module: cst.Module) -> Iterable[cst.BaseExpression]:
