@@ -148,10 +148,11 @@ class MemorySharedAcrossUsers(ChatRule):
     FastAPI, Flask, Quart and aiohttp routes; Slack Bolt, discord.py (commands, cogs,
     `on_message`), aiogram, pyTelegramBotAPI and python-telegram-bot handlers; Chainlit's
     `@cl.on_message`; Gradio's `ChatInterface` and event listeners (`.then` too); functions a
-    Streamlit script of another module calls. LangChain memories and chains given one; LangGraph
-    checkpointed graphs' `thread_id`. Checked in their sources for the versions in
-    `chatbound/vocabulary/servers.py`, `chatbound/frameworks/langchain.py` and
-    `chatbound/frameworks/langgraph/threads.py`.
+    Streamlit script of another module calls. LangChain memories and chains given one, and a
+    `RunnableWithMessageHistory` run with a constant `session_id` over a store that outlives the
+    run; LangGraph checkpointed graphs' `thread_id`. Checked in their sources for the versions in
+    `chatbound/vocabulary/servers.py`, `chatbound/frameworks/langchain.py`,
+    `chatbound/frameworks/memory_objects.py` and `chatbound/frameworks/langgraph/threads.py`.
     """
 
     ID = "MEMORY-SHARED-ACROSS-USERS"
