@@ -70,14 +70,26 @@ def may_chat_tree(tree: PythonTree) -> bool:
     re-adds the cross-module rules: see `chatbound.run.runner`.)"""
     return (
         bool(tree.nodes(ast.Delete))
-        or any(may_chat_through(ast_callee_name(call)) for call in tree.nodes(ast.Call))
+        or any(may_chat_through(ast_callee_name(call)) or _hands_on_chat(call) for call in tree.nodes(ast.Call))
         or any(_aliases_chat(a) for a in tree.nodes(ast.Assign))
     )
+
+
+def _hands_on_chat(call: ast.Call) -> bool:
+    """A model call's method handed to a runner with its arguments: `with_retries(client.chat.completions.create, ...)`."""
+    first = call.args[0] if call.args else None
+    return isinstance(first, ast.Attribute) and may_chat_through(first.attr)
 
 
 def _aliases_chat(node: ast.AST) -> bool:
     """A second name for a model call's method: `create = client.chat.completions.create`."""
     return isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and may_chat_through(node.value.attr)
+
+
+def _hands_on(call: cst.Call) -> bool:
+    """`_hands_on_chat` on LibCST's tree."""
+    first = call.args[0].value if call.args else None
+    return isinstance(first, cst.Attribute) and may_chat_through(first.attr.value)
 
 
 @dataclass
@@ -118,7 +130,7 @@ class ChatRule(Rule):
         return (
             bool(self.nodes.dels)
             or bool(linked is not None and linked.functions)
-            or any(may_chat_through(callee_name(call)) for call in self.nodes.calls)
+            or any(may_chat_through(callee_name(call)) or _hands_on(call) for call in self.nodes.calls)
             or any(  # a second name for a model call's method: `create = client.chat.completions.create`
                 isinstance(node, cst.Assign)
                 and isinstance(node.value, cst.Attribute)

@@ -68,6 +68,8 @@ class FlowFacts:
             sink = self._aliased_sink(call)
         if sink is None and any(a.star == "**" for a in call.args):
             sink = self._spread_sink(call)
+        if sink is None and call.args and isinstance(call.args[0].value, cst.Attribute):
+            sink = self._method_passed(call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         name = callee_name(call)
         if sink is None and receiver is not None and name in CLIENT_METHODS:
@@ -94,6 +96,18 @@ class FlowFacts:
             klass = named[0] if len(named) == 1 else None
         methods = self.functions.get(func.attr.value, []) if klass is not None else []
         return any(self.class_of(method) is klass for method in methods)
+
+    def _method_passed(self, call: cst.Call) -> Sink | None:
+        """A model call made by a runner it is handed to with its arguments:
+        `await asyncio.to_thread(client.chat.completions.create, model=m, messages=h)`,
+        `invoke_with_retries(client.aio.models.generate_content, model=m, contents=h)`,
+        `executor.submit(...)`: the call the method would make with the arguments after it.
+        `functools.partial(...)` only builds a callable (nothing is sent there)."""
+        first, rest = call.args[0], call.args[1:]
+        if first.keyword is not None or first.star or callee_name(call) == "partial":
+            return None
+        sink = sink_of(call.with_changes(func=first.value, args=rest), self.qualified, self.assignment_before)
+        return Sink(call, sink.api, sink.framework, sink.content) if sink is not None else None
 
     def _aliased_sink(self, call: cst.Call) -> Sink | None:
         """A model call through a second name for its method: `create = client.chat.completions.create`
