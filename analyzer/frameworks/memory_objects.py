@@ -57,17 +57,38 @@ def memories(facts) -> list[Kept]:
 
 
 def _never_read(facts, call: cst.Call) -> bool:
-    """`self.chain = RunnableWithMessageHistory(...)` and `.chain` read nowhere else in the module:
-    an object built and kept but never run sends nothing."""
+    """`self.chain = RunnableWithMessageHistory(...)` and `.chain` read nowhere else in the module,
+    or `memory = ConversationBufferMemory(...)` in a function that never reads `memory`: an
+    object built and kept but never run sends nothing."""
     parent = facts.parent(call)
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
         return False
     target = parent.targets[0].target
+    if isinstance(target, cst.Name):
+        function = facts.function_of(call)
+        return function is not None and not _read_in(facts, function, target)
     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
         return False
     source = facts.rule.context.source
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     return len(re.findall(rf"\.\s*{re.escape(target.attr.value)}\b", text)) == 1
+
+
+def _read_in(facts, function: cst.FunctionDef, target: cst.Name) -> bool:
+    """Whether `function` reads the local `target` binds (a keyword's or attribute's name of the
+    same spelling is no read; a nested function reading it is)."""
+    for node in walk(function.body):
+        if not isinstance(node, cst.Name) or node is target or node.value != target.value:
+            continue
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        if isinstance(parent, cst.AssignTarget):
+            continue
+        return True
+    return False
 
 
 def _memory_of(facts, call: cst.Call) -> Kept | None:
