@@ -317,8 +317,14 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     """The `session_id` of `chain.invoke(x, config={"configurable": {"session_id": sid}})` when
     `chain` is a `RunnableWithMessageHistory(...)` of this module with the default session spec
     whose factory keeps the history past the run (it reads a module-level store, or builds a
-    persistent `...ChatMessageHistory`); None otherwise."""
-    if callee_name(call) not in HISTORY_RUNS or not isinstance(call.func, cst.Attribute):
+    persistent `...ChatMessageHistory`); or the `session_id=` a persistent chat history is
+    built with (`RedisChatMessageHistory(session_id="support", url=...)`: langchain-community 0.3
+    and langchain-mongodb store one conversation per session id, outside the process); None otherwise."""
+    name = callee_name(call)
+    if name.endswith("ChatMessageHistory") and name not in FRESH_HISTORIES:
+        given = keyword(call, "session_id")
+        return given.value if given is not None else None
+    if name not in HISTORY_RUNS or not isinstance(call.func, cst.Attribute):
         return None
     made = call.func.value
     if isinstance(made, cst.Name):
