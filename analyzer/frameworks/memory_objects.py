@@ -36,7 +36,7 @@ from chatbound.frameworks.chat_memories import CHAT_SENDS, SUGGESTIONS, trims_ch
 from chatbound.frameworks.vocabulary import Kept
 from chatbound.syntax.messages import callee_name, is_bounding_name, is_count_slice, string
 from chatbound.syntax.tree import walk
-from chatbound.vocabulary.sinks import dotted, keyword, positional
+from chatbound.vocabulary.sinks import dotted, entry, keyword, positional
 
 BUFFER_MEMORIES = ("ConversationBufferMemory", "ConversationStringBufferMemory")
 UNBOUNDED_CHAINS = ("ConversationChain",)
@@ -339,19 +339,8 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     if factory is None or not _lasting_factory(facts, factory.value):
         return None
     config = keyword(call, "config") or positional(call, 1)
-    configurable = _entry(facts, config.value if config else None, "configurable")
-    return _entry(facts, configurable, "session_id")
-
-
-def _entry(facts, expr: cst.BaseExpression | None, name: str) -> cst.BaseExpression | None:
-    if isinstance(expr, cst.Name):
-        expr = facts.assignment_before(expr)
-    if not isinstance(expr, cst.Dict):
-        return None
-    for element in expr.elements:
-        if isinstance(element, cst.DictElement) and string(element.key) == name:
-            return element.value
-    return None
+    configurable = entry(config.value if config else None, "configurable", facts.assignment_before)
+    return entry(configurable, "session_id", facts.assignment_before)
 
 
 def _lasting_factory(facts, factory: cst.BaseExpression) -> bool:

@@ -189,6 +189,20 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
+def entry(expr: cst.BaseExpression | None, name: str, bound) -> cst.BaseExpression | None:
+    """The value under the string key `name` of the dict literal `expr` is, or that a name is
+    bound to (`bound`: the name's last binding): `config={"configurable": {"thread_id": t}}`."""
+    if isinstance(expr, cst.Name):
+        expr = bound(expr)
+    if not isinstance(expr, cst.Dict):
+        return None
+    for element in expr.elements:
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            if element.key.evaluated_value == name:
+                return element.value
+    return None
+
+
 def positional(call: cst.Call, index: int) -> cst.Arg | None:
     args = [a for a in call.args if a.keyword is None and not a.star]
     return args[index] if len(args) > index else None

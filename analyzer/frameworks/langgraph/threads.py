@@ -14,7 +14,7 @@ import libcst as cst
 from chatbound.frameworks.langgraph.graphs import RUNS
 from chatbound.frameworks.langgraph.prebuilt import AGENTS
 from chatbound.syntax.messages import callee_name
-from chatbound.vocabulary.sinks import keyword, positional
+from chatbound.vocabulary.sinks import entry, keyword, positional
 
 THREAD_KEYS = ("thread_id",)
 FRESH_SAVERS = frozenset({"InMemorySaver", "MemorySaver"})
@@ -27,24 +27,13 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     if callee_name(call) not in RUNS or not isinstance(call.func, cst.Attribute):
         return None
     config = keyword(call, "config") or positional(call, 1)
-    key = _entry(facts, config.value if config else None, "configurable")
-    thread = next((found for name in THREAD_KEYS if (found := _entry(facts, key, name)) is not None), None)
+    key = entry(config.value if config else None, "configurable", facts.assignment_before)
+    thread = next(
+        (found for name in THREAD_KEYS if (found := entry(key, name, facts.assignment_before)) is not None), None
+    )
     if thread is None or not _checkpointed(facts, call.func.value, frozenset()):
         return None
     return thread
-
-
-def _entry(facts, expr: cst.BaseExpression | None, name: str) -> cst.BaseExpression | None:
-    """The value of key `name` in a dict literal `expr` is (or a name is bound to)."""
-    if isinstance(expr, cst.Name):
-        expr = facts.assignment_before(expr)
-    if not isinstance(expr, cst.Dict):
-        return None
-    for element in expr.elements:
-        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-            if element.key.evaluated_value == name:
-                return element.value
-    return None
 
 
 def _checkpointed(facts, expr: cst.CSTNode | None, seen: frozenset) -> bool:
