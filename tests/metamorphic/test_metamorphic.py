@@ -64,11 +64,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     (
         "positive",
         "MEMORY-SHARED-ACROSS-USERS",
-        "alias-client",
-    ): "13/14 (92.9 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
-    (
-        "positive",
-        "MEMORY-SHARED-ACROSS-USERS",
         "alias-method",
     ): "8/14 (57.1 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
     (
