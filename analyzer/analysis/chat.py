@@ -76,9 +76,10 @@ def may_chat_tree(tree: PythonTree) -> bool:
 
 
 def _hands_on_chat(call: ast.Call) -> bool:
-    """A model call's method handed to a runner with its arguments: `with_retries(client.chat.completions.create, ...)`."""
+    """A model call's method handed to a runner with its arguments: `with_retries(client.chat.completions.create, ...)`
+    (a method reached through an attribute of its client, as the SDKs spell it: `self.stream` is not one)."""
     first = call.args[0] if call.args else None
-    return isinstance(first, ast.Attribute) and may_chat_through(first.attr)
+    return isinstance(first, ast.Attribute) and isinstance(first.value, ast.Attribute) and may_chat_through(first.attr)
 
 
 def _aliases_chat(node: ast.AST) -> bool:
@@ -89,7 +90,11 @@ def _aliases_chat(node: ast.AST) -> bool:
 def _hands_on(call: cst.Call) -> bool:
     """`_hands_on_chat` on LibCST's tree."""
     first = call.args[0].value if call.args else None
-    return isinstance(first, cst.Attribute) and may_chat_through(first.attr.value)
+    return (
+        isinstance(first, cst.Attribute)
+        and isinstance(first.value, cst.Attribute)
+        and may_chat_through(first.attr.value)
+    )
 
 
 @dataclass
