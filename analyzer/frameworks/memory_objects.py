@@ -321,7 +321,7 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     built with (`RedisChatMessageHistory(session_id="support", url=...)`: langchain-community 0.3
     and langchain-mongodb store one conversation per session id, outside the process); None otherwise."""
     name = callee_name(call)
-    if name.endswith("ChatMessageHistory") and name not in FRESH_HISTORIES:
+    if _persistent_history(name):
         given = keyword(call, "session_id")
         return given.value if given is not None else None
     if name not in HISTORY_RUNS or not isinstance(call.func, cst.Attribute):
@@ -341,6 +341,11 @@ def conversation_key(facts, call: cst.Call) -> cst.BaseExpression | None:
     config = keyword(call, "config") or positional(call, 1)
     configurable = entry(config.value if config else None, "configurable", facts.assignment_before)
     return entry(configurable, "session_id", facts.assignment_before)
+
+
+def _persistent_history(name: str) -> bool:
+    """A LangChain chat history class that keeps its messages outside the process."""
+    return name.endswith("ChatMessageHistory") and name not in FRESH_HISTORIES
 
 
 def _lasting_factory(facts, factory: cst.BaseExpression) -> bool:
@@ -368,8 +373,7 @@ def _lasting_value(facts, value: cst.BaseExpression) -> bool:
     ):
         store = value.func.value
     elif isinstance(value, cst.Call):
-        name = callee_name(value)
-        return name.endswith("ChatMessageHistory") and name not in FRESH_HISTORIES
+        return _persistent_history(callee_name(value))
     else:
         return False
     if not isinstance(store, cst.Name):
