@@ -174,17 +174,19 @@ def test_connections_the_server_closed_while_idle_are_replaced_before_the_next_a
 
 def test_a_writer_running_through_a_server_restart_keeps_a_whole_log(postgres_server, schema):
     """The server restarts (pg_ctl restart -m fast) while a writer appends batches of three, its
-    store's pool holding four connections: the call the restart cut off raises one
-    OperationalError and no other call does (each dead connection is replaced before it is lent;
-    without the check, each was lent once and failed), and the log holds every acknowledged batch
-    once, whole and in order. The run's shared server (one of the test's own took 8 s to create
-    and remove): nothing else uses it meanwhile, and the tests after this one open connections of
-    their own."""
+    store's pool holding four connections: the batch the restart cut off raises at most one
+    OperationalError and no batch begun after the restart does (each dead connection is replaced
+    before it is lent; without the check, each was lent once and failed), and the log holds every
+    acknowledged batch once, whole and in order. No batch begins while the server goes down: one
+    begun then could be lent a connection its check found alive an instant before the server
+    ended it (a race CI met once). The run's shared server (one of the test's own took 8 s to
+    create and remove): nothing else uses it meanwhile, and the tests after this one open
+    connections of their own."""
     from pgserver._commands import pg_ctl
 
     uri = postgres_server.get_uri()
     outcomes: list[tuple[int, str]] = []
-    restarted, done = threading.Event(), threading.Event()
+    restarting, restarted, done = threading.Event(), threading.Event(), threading.Event()
     backends = f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{schema}'"
 
     with PostgresEventStore(uri + f"&application_name={schema}", schema=schema) as store:
@@ -205,12 +207,15 @@ def test_a_writer_running_through_a_server_restart_keeps_a_whole_log(postgres_se
 
         def write():
             for batch in range(5000):
+                while restarting.is_set() and not (restarted.is_set() or done.is_set()):
+                    restarted.wait(0.01)
                 if done.is_set() and not restarted.is_set():  # the restart itself failed
                     return
+                began_after = restarted.is_set()
                 events = [Event.of(U(f"{batch}.{n}")) for n in range(3)]
                 try:
                     store.append("s", events, store.version("s"))
-                    outcomes.append((batch, "appended" if not restarted.is_set() else "after"))
+                    outcomes.append((batch, "after" if began_after else "appended"))
                 except psycopg.OperationalError as error:
                     outcomes.append((batch, f"error: {type(error).__name__}"))
                 if restarted.is_set() and sum(1 for _, o in outcomes if o == "after") >= 5:
@@ -221,6 +226,7 @@ def test_a_writer_running_through_a_server_restart_keeps_a_whole_log(postgres_se
         try:
             while len(outcomes) < 5:
                 done.wait(0.01)
+            restarting.set()
             pg_ctl(["-w", "-m", "fast", "restart"], pgdata=postgres_server.pgdata, user=postgres_server.system_user)
             postgres_server.ensure_postgres_running()  # pgserver reads the new server's pid, to stop it at the end
             restarted.set()
@@ -231,7 +237,7 @@ def test_a_writer_running_through_a_server_restart_keeps_a_whole_log(postgres_se
         log = contents(store.log("s"))
 
     errors = [o for _, o in outcomes if o.startswith("error")]
-    assert len(errors) <= 1, outcomes  # the call the restart cut off, no more (before: one a dead connection)
+    assert len(errors) <= 1, outcomes  # the batch the restart cut off, no more (before: one a dead connection)
     after = [b for b, o in outcomes if o == "after"]
     assert len(after) >= 5  # the writer went on after the restart without an error of a dead connection
     assert all(o == "after" for b, o in outcomes if b > after[0]), outcomes
