@@ -143,6 +143,41 @@ def test_a_prompt_of_another_module_is_reported_where_it_is_sent_and_names_its_d
     assert run([root], settings).findings == []  # the shorter text, read again
 
 
+HELPER = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(history, system):
+    messages = [{"role": "system", "content": system}, *history]
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+"""
+
+
+def test_a_prompt_given_to_another_modules_helper_that_sends_it_as_the_system_prompt(write, monkeypatch):
+    """The helper's summary names the parameter it sends as a system message; the text its caller
+    gives is counted at the call (a caller that speaks of a history: the project pass links a
+    file with no prompt place of its own only then). When the helper no longer calls a model,
+    it is no finding."""
+    from chatbound.run.config import Settings
+    from chatbound.run.runner import run
+
+    root = write(
+        {
+            "llm.py": HELPER,
+            "desk.py": f"from llm import ask\n\nPOLICY = {POLICY!r}\n\n\ndef reply(history):\n    return ask(history, POLICY)\n",
+        }
+    )
+    monkeypatch.chdir(root)
+    settings = Settings(root=root, select=["PROMPT-OVERSIZED-SYSTEM"])
+    (finding,) = run([root], settings).findings
+    assert (finding.path, finding.span.line, finding.span.col) == ("desk.py", 3, 10)
+    assert [(r.path, r.span.line, r.span.col) for r in finding.related] == [("", 7, 12)]  # in the same file
+    (root / "llm.py").write_text(HELPER.replace("return client.chat.completions.create", "print(messages)\n    return"))
+    assert run([root], settings).findings == []  # it only builds the message now
+
+
 # --- texts built, not written (issue 26) ------------------------------------------------------
 
 # about 1,200 characters of Russian: under 500 tokens by chars/4, over 500 in cl100k_base

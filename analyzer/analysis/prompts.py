@@ -161,6 +161,35 @@ def _entries(node: cst.Dict) -> dict[str, cst.BaseExpression]:
     return {key: e.value for e in node.elements if (key := _string_key(e)) is not None}
 
 
+def system_contents(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What a dict, a pair or a call gives a model as its system prompt, read from its own
+    syntax: `{"role": "system", "content": c}`, `("system", c)`, `dict(role="system",
+    content=c)`, a system keyword (`system=c`, `system_instruction=c`), `SystemMessage(c)`."""
+    if isinstance(node, cst.Dict):
+        entries = _entries(node)
+        return [entries["content"]] if string(entries.get("role")) in SYSTEM_ROLES and "content" in entries else []
+    if isinstance(node, cst.Tuple):
+        pair = len(node.elements) == 2 and string(node.elements[0].value) == "system"
+        return [node.elements[1].value] if pair else []
+    if not isinstance(node, cst.Call) or callee_name(node) == "count_tokens":
+        return []
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    found = [keywords["content"]] if string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords else []
+    found += [keywords[keyword] for keyword in SYSTEM_KEYWORDS if keyword in keywords]
+    name = callee_name(node)
+    if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or _is_system_template(node)):
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
+        found += [content] if content is not None else []
+    return found
+
+
+def _is_system_template(call: cst.Call) -> bool:
+    """`SystemMessagePromptTemplate.from_template(...)`."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and dotted(func.value)[-1] == "SystemMessagePromptTemplate"
+
+
 @dataclass
 class Oversized:
     """A system prompt of this module over the limit: `count` tokens of `text` in `encoding`,
@@ -219,13 +248,12 @@ class SystemPrompts:
             self.assigned.add(node.target.value)
 
     def collect_dict(self, node: cst.Dict) -> None:
-        entries = _entries(node)
-        if string(entries.get("role")) in SYSTEM_ROLES and "content" in entries:
-            self._sent(entries["content"], node)
+        for content in system_contents(node):
+            self._sent(content, node)
 
     def collect_tuple(self, node: cst.Tuple) -> None:
-        if len(node.elements) == 2 and string(node.elements[0].value) == "system":
-            self._sent(node.elements[1].value, node)
+        for content in system_contents(node):
+            self._sent(content, node)
 
     def collect_call(self, node: cst.Call) -> None:
         name = callee_name(node)
@@ -233,11 +261,8 @@ class SystemPrompts:
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == "count_tokens":
             return
-        if string(keywords.get("role")) in SYSTEM_ROLES and "content" in keywords:  # dict(...), a message class
-            self._sent(keywords["content"], node)
-        for keyword in SYSTEM_KEYWORDS:
-            if keyword in keywords:
-                self._sent(keywords[keyword], node)
+        for content in system_contents(node):
+            self._sent(content, node)
         for unpacked in self._unpacked(node):  # `make_agent(**{"system_prompt": ...})`, `**CONFIG`
             entries = _entries(unpacked)
             for keyword in SYSTEM_KEYWORDS:
@@ -251,11 +276,6 @@ class SystemPrompts:
             self._sent(entries["system_instruction"], node)
         if name in PROMPT_KEYWORD_CALLS and "prompt" in keywords:
             self._sent(keywords["prompt"], node)
-        if name in SYSTEM_MESSAGE_CALLS and (name == "SystemMessage" or self._is_system_template(node)):
-            positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            content = keywords.get("content", keywords.get("template", positional[0] if positional else None))
-            if content is not None:
-                self._sent(content, node)
         if any(k in keywords for k in frameworks.PROMPT_KEYWORDS):
             self.assembled.append(node)
         instructions = [keywords[k] for k in frameworks.INSTRUCTIONS if k in keywords]
@@ -276,12 +296,6 @@ class SystemPrompts:
             if isinstance(value, cst.Dict):
                 found.append(value)
         return found
-
-    @staticmethod
-    def _is_system_template(call: cst.Call) -> bool:
-        """`SystemMessagePromptTemplate.from_template(...)`."""
-        func = call.func
-        return isinstance(func, cst.Attribute) and dotted(func.value)[-1] == "SystemMessagePromptTemplate"
 
     def _sent(self, content: cst.BaseExpression, use: cst.CSTNode) -> None:
         """A system content: a text, or a list of content blocks (Anthropic/OpenAI parts)."""
@@ -307,6 +321,7 @@ class SystemPrompts:
             for stored, value in self.stores.get(name.value, ()):
                 if self.rule.get_metadata(ScopeProvider, stored, None) is scope:
                     self._sent(value, call)
+        self._given_to_imported()
         found: list[Oversized | OversizedImported] = [
             prompt for prompt in map(self._assembled, self.assembled) if prompt is not None
         ]
@@ -349,6 +364,29 @@ class SystemPrompts:
             if count > self.limit:
                 found.append(OversizedImported(remote, count, encoding, uses[0]))
         return found
+
+    def _given_to_imported(self) -> None:
+        """Texts given to a function of another module that sends that parameter as its system
+        prompt (`respond(history, SYSTEM_PROMPT)` of `def respond(history, system_prompt)`, as
+        the project pass linked it): sent at the call."""
+        project = self.context.project
+        if project is None or not project.functions:
+            return
+        for calls in self.calls.values():
+            for call in calls:
+                parts = dotted(call.func)
+                base = self._bindings().get(parts[0]) if parts and "()" not in parts else None
+                remote = project.functions.get(".".join((base, *parts[1:]))) if base is not None else None
+                for param in remote.system_params if remote is not None else ():
+                    argument = ModuleTree.argument_in(call, remote.params, param)
+                    if argument is not None:
+                        self._sent(argument, call)
+
+    def _bindings(self) -> dict[str, str]:
+        """The module's imports: bound name -> what it stands for."""
+        if self.bindings is None:
+            self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
+        return self.bindings
 
     def _local_text(self, expression: cst.BaseExpression) -> Text | None:
         local = not isinstance(expression, cst.Name) or expression.value in self.assigned
@@ -506,8 +544,6 @@ class SystemPrompts:
         parts = dotted(expression) if project is not None and project.texts else []
         if not parts or "()" in parts:
             return None
-        if self.bindings is None:
-            self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
-        base = self.bindings.get(parts[0])
+        base = self._bindings().get(parts[0])
         remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None and project is not None else None
         return remote if remote is not None and remote.returned == called else None

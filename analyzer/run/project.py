@@ -437,6 +437,7 @@ class ProjectIndex:
             and not function.keeps
             and not function.tool_params
             and not function.continued
+            and not function.system_params
         ):
             return None
         key = (path, name)
@@ -480,7 +481,7 @@ class ProjectIndex:
         retrieves = function.retrieves
         retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
         kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
-        if not (sends or returned or function.writes or retrieved or kept or function.grows):
+        if not (sends or returned or function.writes or retrieved or kept or function.grows or function.system_params):
             return None
         return RemoteFunction(
             shown,
@@ -494,6 +495,7 @@ class ProjectIndex:
             function.tool_params,
             function.continued,
             function.grows,
+            function.system_params,
         )
 
 

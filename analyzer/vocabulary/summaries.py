@@ -89,6 +89,9 @@ class FunctionSummary:
     # (parameter, roles): parameters it adds a turn to (`history.append({"role": "user", ...})`),
     # with the roles of what it adds: a caller's history grows at the call
     grows: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # parameters it gives a model call as the system prompt (`system_instruction=system_prompt`,
+    # `{"role": "system", "content": system}`): the texts its callers give are what is sent
+    system_params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists) or any(
-            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.grows
+            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.grows or f.system_params
             for f in self.functions.values()
         )
 
@@ -186,6 +189,7 @@ class RemoteFunction:
     tool_params: tuple[str, ...] = ()  # as `FunctionSummary.tool_params`
     continued: tuple[tuple[str, str], ...] = ()  # as `FunctionSummary.continued`
     grows: tuple[tuple[str, tuple[str, ...]], ...] = ()  # as `FunctionSummary.grows`
+    system_params: tuple[str, ...] = ()  # as `FunctionSummary.system_params`
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from libcst.metadata import MetadataWrapper
 from chatbound.analysis.chat import ChatRule
 from chatbound.analysis.histories import ChatFacts, History, walk
 from chatbound.analysis.histories.growth import SETUP_FUNCTION, growth_label
+from chatbound.analysis.prompts import system_contents
 from chatbound.analysis.retrieval import RetrievalFacts, counts_asked
 from chatbound.analysis.rule import RuleContext
 from chatbound.analysis.servertools import ServerTools, empty
@@ -109,6 +110,16 @@ class Summarizer(ChatRule):
     """Not a rule users select: the chat traversal, kept for the summary it leaves."""
 
     ID, NAME, SEVERITY, SUMMARY = "PROJECT-SUMMARY", "project-summary", Severity.LOW, "module summary"
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.system_contents: list[cst.BaseExpression] = []  # of system messages built in dicts and pairs
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self.system_contents.extend(system_contents(node))
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self.system_contents.extend(system_contents(node))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.chat_facts()
@@ -309,6 +320,7 @@ class Summarizer(ChatRule):
             tool_params=_tool_params(facts, function, calls),
             continued=_continued(facts, function),
             grows=_grows(facts, function),
+            system_params=_system_params(facts, function, calls, self.system_contents),
         )
 
     @staticmethod
@@ -439,6 +451,21 @@ def _continued(facts: ChatFacts, function: cst.FunctionDef) -> tuple[tuple[str, 
             if param is not None and arg.keyword is not None:
                 found.append((param, arg.keyword.value))
     return tuple(found)
+
+
+def _system_params(
+    facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call], messages: list[cst.BaseExpression]
+) -> tuple[str, ...]:
+    """The parameters the function gives its model call as the system prompt: `system_instruction=
+    system_prompt` in the config of `def respond(history, system_prompt)`'s model call, or the
+    content of a system message it builds (`messages`: those of the module). Only a function
+    that calls a model: one that only builds or logs a message sends nothing."""
+    sent = {id(sink.call) for sink in facts.sinks}
+    if not any(id(call) in sent for call in calls):
+        return ()
+    contents = [c for c in messages if facts.function_of(c) is function]
+    contents += [c for call in calls for c in system_contents(call)]
+    return tuple(dict.fromkeys(p for c in contents if (p := _own_param(facts, function, c))))
 
 
 def _tool_params(facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call]) -> tuple[str, ...]:
