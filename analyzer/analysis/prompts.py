@@ -377,7 +377,9 @@ class SystemPrompts:
                 parts = dotted(call.func)
                 base = self._bindings().get(parts[0]) if parts and "()" not in parts else None
                 remote = project.functions.get(".".join((base, *parts[1:]))) if base is not None else None
-                for param in remote.system_params if remote is not None else ():
+                if remote is None:
+                    continue
+                for param in remote.system_params:
                     argument = ModuleTree.argument_in(call, remote.params, param)
                     if argument is not None:
                         self._sent(argument, call)
