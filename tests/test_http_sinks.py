@@ -71,6 +71,17 @@ def test_a_body_naming_a_model_is_a_chat_call_at_any_url():
     assert findings(source) == [("MEMORY-UNBOUNDED-HISTORY", 10, 73)]
 
 
+def test_a_body_with_sampling_settings_is_a_chat_call_at_any_url():
+    """A local chat server's body (text-generation-webui, llama.cpp) may name no model: its
+    `max_tokens` or `temperature` beside `messages` still says it asks a model for a reply."""
+    source = bot(
+        "import httpx\nURL = os.environ['LLM_URL']",
+        "httpx.post(URL, json={'mode': 'instruct', 'messages': HISTORY, 'max_tokens': 200})",
+        "self.history",
+    )
+    assert findings(source) == [("MEMORY-UNBOUNDED-HISTORY", 10, 72)]
+
+
 @pytest.mark.parametrize(
     "setup, post",
     [
@@ -86,8 +97,10 @@ def test_a_body_naming_a_model_is_a_chat_call_at_any_url():
         ),
         # a service that is no model, a body that names none
         ("import httpx", "httpx.post('https://hooks.example/archive', json={'messages': HISTORY})"),
+        # sampling settings, but the history under a key no chat body reads
+        ("import httpx", "httpx.post('https://hooks.example/x', json={'temperature': 0, 'log': HISTORY})"),
     ],
-    ids=["embeddings endpoint", "history under another key", "archive service"],
+    ids=["embeddings endpoint", "history under another key", "archive service", "sampling, another key"],
 )
 def test_a_post_that_is_no_chat_call_is_not_a_finding(setup, post):
     assert findings(bot(setup, post, "self.history")) == []

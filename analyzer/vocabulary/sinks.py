@@ -254,6 +254,9 @@ CHAT_ENDPOINTS = (
     (":streamGenerateContent", "contents"),
     ("/api/chat", "messages"),
 )
+# what only a text generation request carries beside its `messages`: a chat server's body
+# (llama.cpp's server, text-generation-webui, vLLM) may leave the model to the server
+SAMPLING_KEYS = {"max_tokens", "max_new_tokens", "temperature", "top_p", "top_k", "n_predict"}
 ValueOf = Callable[[cst.Name], "cst.CSTNode | None"]
 
 
@@ -307,6 +310,8 @@ def _posted_chat(call: cst.Call, value_of: ValueOf | None) -> tuple[cst.BaseExpr
     keys = [key for endpoint, key in CHAT_ENDPOINTS if endpoint in path]
     if not keys and "model" in body:
         keys = ["messages", "contents", "prompt"]
+    elif not keys and SAMPLING_KEYS & body.keys():  # a local server's body may name no model
+        keys = ["messages"]
     return tuple(body[key] for key in keys if key in body)
 
 
