@@ -72,6 +72,7 @@ UNSAFE_BY_DESIGN = {
     "adk/unpinned": "advice only: the project declares no google-adk version",
     "memory_dev/assistants_thread_per_member.py": "advice only: the Assistants run that takes truncation_strategy may be in "
     "another module than the message added to the thread",
+    "memory_dev/assistants_thread_added_elsewhere.py": "advice only, as assistants_thread_per_member.py",
     "shared_history/adk_helpdesk.py": "advice only, as adk/unpinned (its MEMORY finding; the fixture is for the shared session id)",
     "adk/concierge": "advice only: the agent adk web serves gets compaction from an App the project builds around it",
     "adk/served": "advice only, as adk/concierge",

@@ -28,6 +28,7 @@ found; their fixes and advice are `chat_memories.py`'s, checked against the same
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -53,7 +54,57 @@ def memories(facts) -> list[Kept]:
         kept = _memory_of(facts, call)
         if kept is not None and not _never_read(facts, call):
             found.append(kept)
-    return found
+    return _one_per_thread(facts, found)
+
+
+def _one_per_thread(facts, found: list[Kept]) -> list[Kept]:
+    """One finding per Assistants thread, not per message added to it: the adds whose thread id
+    comes from the same calls (`thread_id = get_thread_id(user_id)`, else `create_thread()`) are one
+    thread, reported where a function also runs it (else at its first add); the other adds are
+    related locations."""
+    threads: dict[tuple, list[Kept]] = {}
+    for kept in found:
+        if kept.properties.get("framework") == "openai-assistants" and isinstance(kept.site, cst.Call):
+            threads.setdefault(_thread_source(facts, kept.node), []).append(kept)
+    merged = {id(group[0]): group for group in threads.values()}
+    result = []
+    for kept in found:
+        group = merged.get(id(kept))
+        if kept.properties.get("framework") == "openai-assistants" and group is None:
+            continue  # reported with its thread
+        if group is not None and len(group) > 1:
+            first = next((k for k in group if _runs_a_thread(facts, k.site)), group[0])
+            also = tuple((k.site, "a message is added to the same thread here") for k in group if k is not first)
+            kept = replace(first, related=first.related + also)
+        result.append(kept)
+    return result
+
+
+def _thread_source(facts, expr: cst.CSTNode) -> tuple:
+    """What a thread id is read from: its code and, for a local, the calls its function binds it
+    to (`get_thread_id`, `create_thread`)."""
+    if not isinstance(expr, cst.Name):
+        return (facts.code(expr),)
+    function = facts.function_of(expr)
+    bound = {
+        callee_name(value)
+        for node in facts.nodes.assigns
+        if isinstance(node, cst.Assign) and facts.function_of(node) is function
+        for target in node.targets
+        if isinstance(target.target, cst.Name) and target.target.value == expr.value
+        for value in [node.value.expression if isinstance(node.value, cst.Await) else node.value]
+        if isinstance(value, cst.Call)
+    }
+    return (expr.value, tuple(sorted(bound))) if bound else (expr.value, id(function))
+
+
+def _runs_a_thread(facts, call: cst.Call) -> bool:
+    """The function adding the message also starts a run on a thread."""
+    function = facts.function_of(call)
+    return any(
+        dotted(c.func)[-3:-1] == ["threads", "runs"] and dotted(c.func)[-1] in THREAD_RUNS
+        for c in facts.calls_in(function)
+    )
 
 
 def _never_read(facts, call: cst.Call) -> bool:
