@@ -67,10 +67,11 @@ def _one_per_thread(facts, found: list[Kept]) -> list[Kept]:
         if kept.properties.get("framework") == "openai-assistants" and isinstance(kept.site, cst.Call):
             threads.setdefault(_thread_source(facts, kept.node), []).append(kept)
     merged = {id(group[0]): group for group in threads.values()}
+    grouped = {id(kept) for group in threads.values() for kept in group}
     result = []
     for kept in found:
         group = merged.get(id(kept))
-        if kept.properties.get("framework") == "openai-assistants" and group is None:
+        if id(kept) in grouped and group is None:
             continue  # reported with its thread
         if group is not None and len(group) > 1:
             first = next((k for k in group if _runs_a_thread(facts, k.site)), group[0])
@@ -98,9 +99,9 @@ def _thread_source(facts, expr: cst.CSTNode) -> tuple:
     return (expr.value, tuple(sorted(bound))) if bound else (expr.value, id(function))
 
 
-def _runs_a_thread(facts, call: cst.Call) -> bool:
+def _runs_a_thread(facts, call: cst.CSTNode | None) -> bool:
     """The function adding the message also starts a run on a thread."""
-    function = facts.function_of(call)
+    function = facts.function_of(call) if call is not None else None
     return any(
         dotted(c.func)[-3:-1] == ["threads", "runs"] and dotted(c.func)[-1] in THREAD_RUNS
         for c in facts.calls_in(function)
