@@ -186,3 +186,26 @@ def test_a_wrapper_whose_imports_reach_no_model_rests_on_them_until_one_does(wri
     again = run([root], settings, cache=True)
     assert "desk.py" in [os.path.basename(p) for p in again.parsed]
     assert [(os.path.basename(f.path), f.span.line) for f in again.findings] == [("desk.py", 8)]
+
+
+def test_a_module_declares_only_the_lists_it_names_nowhere_else():
+    from chatbound.analysis.project.lists import module_lists
+
+    source = (
+        b"from openai import OpenAI\n"
+        b"history = []\n"
+        b"recent: list = list()\n"
+        b"seen = []\n"
+        b"seen.append(1)\n"  # grown in its own module: that module decides what bounds it
+        b"cleared = []\n"
+        b"def reset():\n    global cleared\n    cleared = []\n"
+        b"settings = {}\n"
+        b'text = """\nnotes = []\n"""\n'  # in a string: no binding
+        b"if True:\n    indented = []\n"  # not at the top level
+    )
+    found = module_lists(source)
+    assert {name: (s.line, s.col, s.end_col) for name, s in found.items()} == {
+        "history": (2, 1, 8),
+        "recent": (3, 1, 7),
+    }
+    assert module_lists(b"history = [\n") == {}  # CPython rejects it: nothing is declared

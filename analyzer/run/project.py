@@ -31,6 +31,7 @@ from typing import Any
 
 from chatbound.analysis.project.demand import asked, defined
 from chatbound.analysis.project.imports import Resolver, imports_of
+from chatbound.analysis.project.lists import module_lists
 from chatbound.databases import WRITE_SHAPE
 from chatbound.syntax.datafiles import folder_holding, read_data_file
 from chatbound.vocabulary.summaries import (
@@ -147,6 +148,7 @@ class ProjectIndex:
         functions: dict[str, RemoteFunction] = {}
         texts: dict[str, RemoteText] = {}
         tool_lists: dict[str, RemoteToolList] = {}
+        lists: dict[str, Place] = {}
         modules: set[str] = set()
         importer = os.path.abspath(importer)
         used = asked(source)
@@ -176,8 +178,10 @@ class ProjectIndex:
                         texts[name] = remote
                 for name, (tools, where) in self._constants("tool_lists", target, path, rest, modules, 0).items():
                     tool_lists[name] = RemoteToolList(tools, Place(self.shown(where), tools.span))
+                for name, (span, where) in self._constants("lists", target, path, rest, modules, 0).items():
+                    lists[name] = Place(self.shown(where), span, "the list is bound here")
         self.seconds += time.perf_counter() - start
-        return Linked(functions, texts, tool_lists, tuple(sorted(modules)))
+        return Linked(functions, texts, tool_lists, tuple(sorted(modules)), lists=lists)
 
     def _remote_text(self, text: TextSummary, where: str, modules: set[str]) -> RemoteText | None:
         """A text another module defines; one it reads from a data file is read here, from that
@@ -316,7 +320,8 @@ class ProjectIndex:
 
     def _summary_of(self, source: bytes, path: str) -> ModuleSummary:
         if not (may_export(source, self.sends) or self._wraps(path, source)):
-            return ModuleSummary(imports=dict(imports_of(source)))  # a package's re-exports, read from its text
+            # a package's re-exports, read from its text, and the lists it declares for its importers
+            return ModuleSummary(imports=dict(imports_of(source)), lists=module_lists(source))
         digest = hashlib.sha256(source).hexdigest()
         found = self._summaries.get(digest)
         if found is None and self.store is not None:

@@ -514,7 +514,7 @@ def _linked(job: _Job, selected: Sequence[type[Rule]], options: dict) -> _Job:
     if job.links is not None:
         linked = replace(linked, links=job.links, modules=tuple(sorted({*linked.modules, *job.links.modules})))
     rules = job.rules
-    if linked.functions or linked.texts or linked.tool_lists:
+    if linked.functions or linked.texts or linked.tool_lists or linked.lists:
         rules = tuple(rule for rule in selected if rule in job.rules or rule in cross)
     return replace(job, linked=linked, rules=rules)
 

@@ -131,9 +131,11 @@ class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> target, for re-exports and forwards
     texts: dict[str, TextSummary] = field(default_factory=dict)  # module-level text constants by name
     tool_lists: dict[str, ToolListSummary] = field(default_factory=dict)  # by list or function name
+    # module-level names bound once to a new empty list (`history = []`): one list for the process
+    lists: dict[str, Span] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.texts or self.tool_lists) or any(
+        return bool(self.texts or self.tool_lists or self.lists) or any(
             f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.grows or f.system_params
             for f in self.functions.values()
         )
@@ -244,5 +246,6 @@ class Linked:
     texts: dict[str, RemoteText] = field(default_factory=dict)
     tool_lists: dict[str, RemoteToolList] = field(default_factory=dict)
     modules: tuple[str, ...] = ()
+    lists: dict[str, Place] = field(default_factory=dict)  # imported module-level lists, where each is bound
     seconds: float = 0.0  # what linking cost (the project pass's share of the run)
     links: Links = field(default_factory=Links)

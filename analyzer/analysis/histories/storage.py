@@ -111,6 +111,13 @@ class StorageFacts:
             return self._name_storage(expr, seen)
         return None
 
+    def _imported_list(self, name: cst.Name) -> Storage | None:
+        """A module-level list of another module of the project, imported by name (`from
+        config import history`), as the project pass linked it: one list for the process."""
+        lists = self.linked.lists if self.linked is not None else {}
+        target = next((q for q in sorted(self.qualified(name)) if q in lists), None)
+        return Storage(target, "module", name.value) if target is not None else None
+
     def _property_storage(self, klass: cst.ClassDef, attr: str, seen: frozenset) -> Storage | None:
         """`self.history` read through `@property def history(self): return self._history`."""
         for function in self.functions.get(attr, ()):
@@ -242,7 +249,7 @@ class StorageFacts:
                     if held is not None and held.kind == "session":
                         return held
                 return Storage(name.value, "module", name.value)
-            return None
+            return self._imported_list(name)
         outer = {a.scope for a in assignments} - {scope}
         if assignments and outer and all(o.kind == FUNCTION for o in outer):
             node = getattr(assignments[0], "node", None)

@@ -23,6 +23,7 @@ from libcst.metadata import MetadataWrapper
 from chatbound.analysis.chat import ChatRule
 from chatbound.analysis.histories import ChatFacts, History, walk
 from chatbound.analysis.histories.growth import SETUP_FUNCTION, growth_label
+from chatbound.analysis.project.lists import module_lists
 from chatbound.analysis.prompts import system_contents
 from chatbound.analysis.retrieval import RetrievalFacts, counts_asked
 from chatbound.analysis.rule import RuleContext
@@ -153,6 +154,7 @@ class Summarizer(ChatRule):
             imports={name: min(targets) for name, targets in facts.nodes.bindings.items()},
             texts=self._texts(original_node),
             tool_lists={**self._tool_lists(original_node), **self._server_tools(facts)},
+            lists=module_lists(self.context.source),
         )
 
     def _tool_lists(self, module: cst.Module) -> dict[str, ToolListSummary]:
