@@ -70,6 +70,7 @@ UNSAFE_BY_DESIGN = {
     "adk/pinned_new": "the same unsafe edit, offered for the google-adk 1.28.0 its uv.lock pins (tests/test_adk_runtime.py)",
     "adk/pinned_old": "advice only: google-adk 1.22.0 has no RunConfig.get_session_config",
     "adk/unpinned": "advice only: the project declares no google-adk version",
+    "adk/own_runner": "advice only, as adk/unpinned",
     "memory_dev/assistants_thread_per_member.py": "advice only: the Assistants run that takes truncation_strategy may be in "
     "another module than the message added to the thread",
     "memory_dev/assistants_thread_added_elsewhere.py": "advice only, as assistants_thread_per_member.py",

@@ -61,8 +61,10 @@ TRIGGERS = (
 HANDOFF_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
 # the project pass (chatbound.analysis.project.users): a served root's `sub_agents=[...]` naming
 # agents imported from other modules of the project
-PROJECT_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["),)
+# (and an agent another module runs on a runner of its own)
+PROJECT_TRIGGERS = (re.compile(rb"\bsub_agents\s*=\s*\["), re.compile(rb"\b(?:InMemory)?Runner\s*\("))
 TRANSFERRED_TAG = "adk.transferred"
+RUN_TAG = "adk.run"  # an importer runs the agent on its own `Runner(agent=...)`
 HANDOFF_CALLS = frozenset({"Agent", "LlmAgent"})
 LLM_AGENTS = ("Agent", "LlmAgent")
 CALLS = frozenset({"run_async", *LLM_AGENTS})
@@ -309,6 +311,8 @@ def _served_root(facts) -> list[Kept]:
     context = facts.rule.context
     if os.path.basename(context.path) != SERVED_FILE or _runs(facts) or not context.directory:
         return []
+    if ROOT in _given(facts.rule, RUN_TAG, tests=False):
+        return []  # the app runs it on a runner of its own: that module's run is the finding
     above = os.path.dirname(context.directory)
     context.data_files.append(os.path.join(above, "__init__.py"))  # a cached result is checked against it
     if read_data_file(above, "__init__.py") is not None:
@@ -543,12 +547,29 @@ def served_agents(rule: cst.BatchableCSTVisitor, module: cst.Module) -> set[int]
     return served
 
 
+def _given(rule, tag: str, tests: bool = True) -> set[str]:
+    """The module's names another module says `tag` of (the project pass's `uses`); not `tests`:
+    a test module's say is left out (a test runs a served agent on a runner of its own)."""
+    project = getattr(rule.context, "project", None)
+    given = project.links.given if project is not None else {}
+    return {
+        name
+        for name, mentions in given.items()
+        if any(m.tag == tag and (tests or not _test_module(m.place.path)) for m in mentions)
+    }
+
+
+def _test_module(path: str) -> bool:
+    """`tests/test_agents.py`, `agent_test.py`: pytest's own default file patterns, or a tests folder."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or any(p in ("test", "tests") for p in parts[:-1])
+
+
 def _transferred_here(rule: cst.BatchableCSTVisitor, module: cst.Module) -> Iterable[cst.BaseExpression]:
     """Module-level agents another module's served tree transfers to (`sub_agents=[physics_agent]`
     with `physics_agent` imported from here): what the project pass says (`uses`)."""
-    project = getattr(rule.context, "project", None)
-    given = project.links.given if project is not None else {}
-    names = {name for name, mentions in given.items() if any(m.tag == TRANSFERRED_TAG for m in mentions)}
+    names = _given(rule, TRANSFERRED_TAG)
     if not names:
         return
     for statement in module.body:
@@ -562,9 +583,17 @@ def _transferred_here(rule: cst.BatchableCSTVisitor, module: cst.Module) -> Iter
 def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str, ast.AST]]:
     """The imported agents a served tree of this module transfers to: `root_agent = Agent(...,
     sub_agents=[math_agent, physics.physics_agent])` (or `App(root_agent=...)`), followed through
-    module-level names bound once, as `served_agents` follows them in one module."""
+    module-level names bound once, as `served_agents` follows them in one module; and those it
+    runs on a runner of its own (`Runner(agent=root_agent, ...)`)."""
     if not any(target.lstrip(".").startswith("google.adk") for target in imported.values()):
         return []
+    found: list[tuple[str, str, ast.AST]] = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):  # `Runner(agent=root_agent, ...)`
+        func = call.func
+        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in RUNNERS:
+            agent = next((k.value for k in call.keywords if k.arg == "agent"), None)
+            if isinstance(agent, ast.Name) and not imported.get(agent.id, "google.").lstrip(".").startswith("google."):
+                found.append((agent.id, RUN_TAG, agent))
     bound: dict[str, list[ast.expr]] = {}
     roots: list[ast.expr] = []
     for statement in tree.body:
@@ -577,7 +606,6 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
                     roots.append(statement.value)
         if isinstance(statement.value, ast.Call):
             roots += [k.value for k in statement.value.keywords if k.arg == ROOT]
-    found: list[tuple[str, str, ast.AST]] = []
     seen: set[int] = set()
     pending = list(roots)
     while pending:
