@@ -148,6 +148,7 @@ __all__ = [
     "server_tools",
     "sent_list",
     "served_agents",
+    "runs_elsewhere",
     "sink",
     "state_messages",
     "storage",
@@ -197,6 +198,7 @@ CONVERSATION_KEYWORDS = tuple(keyword for keywords in _declared("CONVERSATION_KE
 CONTINUED_BY = tuple(keyword for keywords in _declared("CONTINUED_BY") for keyword in keywords)
 _ROUTE_SCHEMAS, _CHOOSES_TOOLS = _declared("route_schemas"), _declared("chooses_tools")
 _CALLBACKS = _declared("history_callbacks")
+_RUNS_ELSEWHERE = _declared("runs_elsewhere")
 
 
 def _first(functions, *args):
@@ -253,6 +255,12 @@ def state_messages(facts, expr: cst.CSTNode) -> cst.CSTNode | None:
 
 def sink(facts, call: cst.Call):
     return _first(_SINK, facts, call)
+
+
+def runs_elsewhere(facts, call: cst.Call) -> bool:
+    """Whether a call that looks like a model call hands its input to code that makes its own
+    (a compiled graph's `invoke`): it is no send itself."""
+    return any(function(facts, call) for function in _RUNS_ELSEWHERE)
 
 
 def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:

@@ -42,6 +42,7 @@ from chatbound.frameworks.langgraph.graphs import (
     TOOL_NAMES,
     Graph,
     graph,
+    runs_elsewhere,
 )
 from chatbound.frameworks.langgraph.prebuilt import (
     AGENT_ADVICE,
@@ -96,6 +97,7 @@ __all__ = [
     "TOOL_NAMES",
     "Graph",
     "graph",
+    "runs_elsewhere",
     # project
     "PROJECT_TRIGGERS",
     "defines",

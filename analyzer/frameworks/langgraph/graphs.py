@@ -336,6 +336,17 @@ def _node_name(facts, value: cst.BaseExpression) -> str | None:
     return value.value if isinstance(value, cst.Name) else None
 
 
+def runs_elsewhere(facts, call: cst.Call) -> bool:
+    """`graph.invoke(state)` of a graph this module compiles (`graph = builder.compile()` of a
+    `StateGraph`): no model call itself, the state goes to the graph's nodes, whose own model
+    calls say what is sent (langgraph 1.2 pregel: `invoke` runs the nodes on the input)."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name) or callee_name(call) not in RUNS:
+        return False
+    bound = facts.assignment_before(receiver)
+    return isinstance(bound, cst.Call) and callee_name(bound) == "compile" and _builds_graph(facts, bound)
+
+
 def _builds_graph(facts, call: cst.Call) -> bool:
     """`builder.compile(saver)` where `builder = StateGraph(...)`, or `builder = build()` of a
     module function returning one."""
