@@ -374,9 +374,8 @@ class SystemPrompts:
             return
         for calls in self.calls.values():
             for call in calls:
-                parts = dotted(call.func)
-                base = self._bindings().get(parts[0]) if parts and "()" not in parts else None
-                remote = project.functions.get(".".join((base, *parts[1:]))) if base is not None else None
+                key = self._imported_name(call.func)
+                remote = project.functions.get(key) if key is not None else None
                 if remote is None:
                     continue
                 for param in remote.system_params:
@@ -384,11 +383,16 @@ class SystemPrompts:
                     if argument is not None:
                         self._sent(argument, call)
 
-    def _bindings(self) -> dict[str, str]:
-        """The module's imports: bound name -> what it stands for."""
+    def _imported_name(self, expression: cst.BaseExpression) -> str | None:
+        """What a (dotted) name imported here stands for, as the project pass keys what it linked
+        (`SYSTEM_PROMPT` of `from .prompts import SYSTEM_PROMPT`: `.prompts.SYSTEM_PROMPT`)."""
+        parts = dotted(expression)
+        if not parts or "()" in parts:
+            return None
         if self.bindings is None:
             self.bindings = dict(imports_of(self.context.module.code.encode("utf-8")))
-        return self.bindings
+        base = self.bindings.get(parts[0])
+        return ".".join((base, *parts[1:])) if base is not None else None
 
     def _local_text(self, expression: cst.BaseExpression) -> Text | None:
         local = not isinstance(expression, cst.Name) or expression.value in self.assigned
@@ -543,9 +547,6 @@ class SystemPrompts:
         """The text of another module's constant a (dotted) name imported here stands for, or,
         `called`, what its function of that name returns."""
         project = self.context.project
-        parts = dotted(expression) if project is not None and project.texts else []
-        if not parts or "()" in parts:
-            return None
-        base = self._bindings().get(parts[0])
-        remote = project.texts.get(".".join((base, *parts[1:]))) if base is not None and project is not None else None
+        key = self._imported_name(expression) if project is not None and project.texts else None
+        remote = project.texts.get(key) if key is not None and project is not None else None
         return remote if remote is not None and remote.returned == called else None

@@ -592,7 +592,8 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
         func = call.func
         if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in RUNNERS:
             agent = next((k.value for k in call.keywords if k.arg == "agent"), None)
-            if isinstance(agent, ast.Name) and not imported.get(agent.id, "google.").lstrip(".").startswith("google."):
+            target = imported.get(agent.id) if isinstance(agent, ast.Name) else None
+            if target is not None and not target.lstrip(".").startswith("google."):  # an agent of the project
                 found.append((agent.id, RUN_TAG, agent))
     bound: dict[str, list[ast.expr]] = {}
     roots: list[ast.expr] = []

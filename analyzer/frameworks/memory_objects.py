@@ -66,19 +66,13 @@ def _one_per_thread(facts, found: list[Kept]) -> list[Kept]:
     for kept in found:
         if kept.properties.get("framework") == "openai-assistants" and isinstance(kept.site, cst.Call):
             threads.setdefault(_thread_source(facts, kept.node), []).append(kept)
-    merged = {id(group[0]): group for group in threads.values()}
-    grouped = {id(kept) for group in threads.values() for kept in group}
-    result = []
-    for kept in found:
-        group = merged.get(id(kept))
-        if id(kept) in grouped and group is None:
-            continue  # reported with its thread
-        if group is not None and len(group) > 1:
-            first = next((k for k in group if _runs_a_thread(facts, k.site)), group[0])
-            also = tuple((k.site, "a message is added to the same thread here") for k in group if k is not first)
-            kept = replace(first, related=first.related + also)
-        result.append(kept)
-    return result
+    merged: dict[int, Kept | None] = {}  # by each add's id: its thread's one finding, at the first add
+    for group in threads.values():
+        first = next((k for k in group if _runs_a_thread(facts, k.site)), group[0])
+        also = tuple((k.site, "a message is added to the same thread here") for k in group if k is not first)
+        merged.update({id(k): None for k in group})
+        merged[id(group[0])] = replace(first, related=first.related + also)
+    return [one for k in found if (one := merged.get(id(k), k)) is not None]
 
 
 def _thread_source(facts, expr: cst.CSTNode) -> tuple:
@@ -102,10 +96,13 @@ def _thread_source(facts, expr: cst.CSTNode) -> tuple:
 def _runs_a_thread(facts, call: cst.CSTNode | None) -> bool:
     """The function adding the message also starts a run on a thread."""
     function = facts.function_of(call) if call is not None else None
-    return any(
-        dotted(c.func)[-3:-1] == ["threads", "runs"] and dotted(c.func)[-1] in THREAD_RUNS
-        for c in facts.calls_in(function)
-    )
+    return any(_thread_run(c) for c in facts.calls_in(function))
+
+
+def _thread_run(call: cst.Call) -> bool:
+    """`client.beta.threads.runs.create(...)` and its `_and_poll`/`_and_stream`/`stream` forms."""
+    parts = dotted(call.func)
+    return parts[-3:-1] == ["threads", "runs"] and parts[-1] in THREAD_RUNS
 
 
 def _never_read(facts, call: cst.Call) -> bool:
@@ -312,8 +309,7 @@ def _server_kept(facts, history: cst.BaseExpression, call: cst.Call, message: st
 def _bounded_run(call: cst.Call) -> bool:
     """A run that reads only the end of its thread (a `truncation_strategy` other than `"auto"`, or a
     token budget)."""
-    parts = dotted(call.func)
-    if parts[-3:-1] != ["threads", "runs"] or parts[-1] not in THREAD_RUNS:
+    if not _thread_run(call):
         return False
     for name in RUN_BOUNDS:
         arg = keyword(call, name)
