@@ -67,6 +67,7 @@ FACTORY_TAG = "langgraph.factory:"
 # factory whose node invokes its parameter at + "position" with the whole state, a chain builder whose prompt
 # takes + "key" whole
 ROUTER_TAG, NODE_FACTORY_TAG, CHAIN_TAG = "langgraph.router", "langgraph.node_factory:", "langgraph.chain:"
+COMPILED_TAG = "langgraph.compiled"  # a module-level graph compiled from a StateGraph the module builds
 
 
 @dataclass
@@ -338,11 +339,13 @@ def _node_name(facts, value: cst.BaseExpression) -> str | None:
 
 def runs_elsewhere(facts, call: cst.Call) -> bool:
     """`graph.invoke(state)` of a graph this module compiles (`graph = builder.compile()` of a
-    `StateGraph`): no model call itself, the state goes to the graph's nodes, whose own model
+    `StateGraph`), or imports from the module that compiles it: no model call itself, the state goes to the graph's nodes, whose own model
     calls say what is sent (langgraph 1.2 pregel: `invoke` runs the nodes on the input)."""
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     if not isinstance(receiver, cst.Name) or callee_name(call) not in RUNS:
         return False
+    if any(m.tag == COMPILED_TAG for m in links(facts).seen.get(receiver.value, ())):
+        return True  # `from graph import graph`: compiled in the module it comes from
     bound = facts.assignment_before(receiver)
     return isinstance(bound, cst.Call) and callee_name(bound) == "compile" and _builds_graph(facts, bound)
 

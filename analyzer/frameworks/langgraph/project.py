@@ -9,6 +9,8 @@ Checked against langgraph 1.2.24 and langgraph-cli 0.4.40 (config.py).
 - `uses(tree, imported, own)`: nodes in `nodes.py` registered with `add_node` in `graph.py`, which
   compiles the graph with a checkpointer (`NODE_TAG`, `SAVER_TAG`), and what a node factory of
   another module is given (`FACTORY_TAG`).
+- `compiled_graphs(tree)`: module-level graphs compiled from a `StateGraph` the module builds
+  (`COMPILED_TAG`), which an importer runs (`graph.invoke(...)`) without calling a model itself.
 - `deployed(config)`: a graph named in `langgraph.json`'s `"graphs"` (`SERVED_TAG`), which the
   LangGraph platform serves with its own checkpointer, persisting every thread, whatever the code
   compiles.
@@ -20,6 +22,7 @@ import ast
 import re
 
 from chatbound.frameworks.langgraph.graphs import (
+    COMPILED_TAG,
     FACTORY_TAG,
     MESSAGE_REDUCER,
     MESSAGE_STATE_NAMES,
@@ -127,6 +130,32 @@ def uses(tree: ast.Module, imported: dict[str, str], own) -> list[tuple[str, str
                 if target is not None and target.rpartition(".")[0] == factory.rpartition(".")[0]:
                     found.append((local, f"{FACTORY_TAG}{position}:{target.rpartition('.')[2]}", call))
     return found
+
+
+def compiled_graphs(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
+    """`graph = builder.compile(...)` at module level, where `builder = StateGraph(...)` is bound
+    at module level too: `COMPILED_TAG` for `graph` (langgraph 1.2 `StateGraph.compile` returns
+    the `CompiledStateGraph` whose `invoke` runs the nodes)."""
+    builders = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and _ast_name(node.value.func) == "StateGraph"
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    return [
+        (t.id, COMPILED_TAG, node)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "compile"
+        and _ast_name(node.value.func.value) in builders
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
 
 
 def _ast_call_of(tree: ast.Module, value: ast.expr, user: ast.Call) -> ast.Call | None:

@@ -28,6 +28,7 @@ import libcst as cst
 
 from chatbound.frameworks.langgraph.chains import _ast_chain_key, _ast_node_factory, _whole_state_chains
 from chatbound.frameworks.langgraph.graphs import CHAIN_TAG, NODE_FACTORY_TAG, ROUTER_TAG, graph
+from chatbound.frameworks.langgraph.project import compiled_graphs
 from chatbound.frameworks.langgraph.state import HANDOFF_KEYS, KINDS, state_messages
 from chatbound.frameworks.vocabulary import Handoff, links
 from chatbound.syntax.messages import callee_name, string
@@ -327,8 +328,9 @@ def exports(tree: ast.Module) -> list[tuple[str, str, ast.AST]]:
     """What the module's functions are to a graph module importing them (`chatbound.analysis.project.users`):
     a router picking a node by a tool call's name (`ROUTER_TAG`), a node factory whose node
     invokes a parameter with the whole state (`NODE_FACTORY_TAG` + its position), a chain builder
-    whose prompt takes a message key whole (`CHAIN_TAG` + the key)."""
-    found = []
+    whose prompt takes a message key whole (`CHAIN_TAG` + the key); and the graphs it compiles
+    (`project.compiled_graphs`)."""
+    found = compiled_graphs(tree)
     for function in (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         if _ast_routed(function):
             found.append((function.name, ROUTER_TAG, function))
