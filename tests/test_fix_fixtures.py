@@ -88,6 +88,7 @@ UNSAFE_BY_DESIGN = {
     "smolagents/per_turn_loop.py": "advice only, as research_chat.py: an agent built per session, continued by each turn",
     "langgraph/prompt_chains.py": "advice only: a prompt chain given the whole state fills its placeholder itself; "
     "the bound is a trimming step in the chain",
+    "langgraph/chains_passed_on.py": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/lcel_team/graph.py": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/node_factory": "advice only, as langgraph/prompt_chains.py",
     "frameworks_project/routed_team": "advice only, as langgraph/prompt_chains.py",

@@ -997,6 +997,8 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         name = self._callee(original_node.func)
+        if name is None and _code(original_node.func) in ("partial", "functools.partial") and original_node.args:
+            name = self._callee(original_node.args[0].value)  # `partial(node, agent=...)` names node's parameters
         if name is None:
             return updated_node
         params = self.seen.params_of.get(name, set())

@@ -43,33 +43,30 @@ def _whole_state_chains(facts) -> list[Kept]:
         return []
     kept = []
     for call in facts.nodes.calls:
-        if callee_name(call) not in ("invoke", "ainvoke", "stream", "astream") or not isinstance(
-            call.func, cst.Attribute
-        ):
+        method = _run_method(facts, call)
+        if method is None:
             continue
-        state = positional(call, 0)
+        state = positional(call, 0) or keyword(call, "input")
         function = facts.function_of(call)
         if (
             state is None
-            or not isinstance(state.value, cst.Name)
             or function is None
             or function.name.value not in found.nodes
-            or _state_param(function) is None
-            or _state_param(function).name.value != state.value.value
+            or not _whole_state(facts, state.value, _state_param(function))
         ):
             continue
-        key = _placeholder_key(facts, call.func.value, function)
+        key = _placeholder_key(facts, method.value, function)
         if key in found.keys:
-            chain = facts.code(call.func.value)
+            chain = facts.code(method.value)
             related = [
                 (place, f"`{made_by}(...)` makes the chain and the node is registered on a checkpointed graph here")
-                for made_by, place in _factory_arguments(facts, call.func.value, function)
+                for made_by, place in _factory_arguments(facts, method.value, function)
                 if _made_key(facts, made_by) == key
             ]
             kept.append(
                 Kept(
                     state.value,
-                    f"`{chain}.{callee_name(call)}({state.value.value})` gives the prompt chain the "
+                    f"`{chain}.{method.attr.value}({facts.code(state.value)})` gives the prompt chain the "
                     f"node's whole state, and its placeholder for `{key}` puts every message of the thread the "
                     "checkpointer keeps into each call (langchain-core 1.8)",
                     NODE_ADVICE,
@@ -77,12 +74,35 @@ def _whole_state_chains(facts) -> list[Kept]:
                         "framework": "langchain",
                         "history": f'state["{key}"]',
                         "storage": "framework",
-                        "sink": f"{chain}.{callee_name(call)}",
+                        "sink": f"{chain}.{method.attr.value}",
                     },
                     tuple(related),
                 )
             )
     return kept
+
+
+def _run_method(facts, call: cst.Call) -> cst.Attribute | None:
+    """`chain.invoke` of `chain.invoke(...)`, or of `run = chain.invoke` ... `run(...)`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        bound = facts.assignment_before(func)
+        func = bound if isinstance(bound, cst.Attribute) else func
+    return func if isinstance(func, cst.Attribute) and func.attr.value in RUNS else None
+
+
+def _whole_state(facts, value: cst.BaseExpression, param: cst.Param | None, depth: int = 0) -> bool:
+    """`value` is the node's state parameter: read as is, through names bound to it, or out of
+    a container it was put in (`box = {"items": state}` ... `box["items"]`)."""
+    if param is None or depth > 4:
+        return False
+    if isinstance(value, cst.Name):
+        bound = facts.assignment_before(value)
+        if bound is param:
+            return True
+        return isinstance(bound, cst.BaseExpression) and _whole_state(facts, bound, param, depth + 1)
+    carried = facts.carried(value)
+    return carried is not None and _whole_state(facts, carried, param, depth + 1)
 
 
 def _placeholder_key(facts, expr: cst.BaseExpression, node: cst.FunctionDef, depth: int = 0) -> str | None:
