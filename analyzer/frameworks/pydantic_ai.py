@@ -40,7 +40,8 @@ from chatbound.fixes.edits import (
     stores_of,
     text_at,
 )
-from chatbound.syntax.messages import callee_name
+from chatbound.fixes.index import located, module_index
+from chatbound.syntax.messages import callee_name, string
 from chatbound.vocabulary.sinks import keyword
 
 REPLAYS = frozenset({"all_messages"})
@@ -73,8 +74,8 @@ def collect(facts) -> None:
         given = keyword(sink.call, "message_history") if sink.framework == "pydantic_ai" else None
         _trimmed(facts, given.value if given is not None else None, processors)
     for _, site in facts.imported_sites():  # a run of another module's function given the agent and the history
-        if site.framework == "pydantic_ai":
-            _trimmed(facts, site.content[0], processors)
+        for sent in site.content if site.framework == "pydantic_ai" else ():
+            _trimmed(facts, sent, processors)
 
 
 def _trimmed(facts, history: cst.BaseExpression | None, processors: list[cst.Call]) -> None:
@@ -110,17 +111,22 @@ def fix(finding: Finding, module: cst.Module, wrapper, lines):
     return _message_history_view(finding, module, wrapper, lines), ADVICE["pydantic_ai"]
 
 
+def _given_as_history(finding: Finding, module, wrapper) -> bool:
+    """The finding's span is the run's `message_history=` argument, or that entry of a dict of
+    options spread into the run (`options = {"message_history": h}` ... `run_sync(q, **options)`)."""
+    found = arg_at(wrapper, finding.span)
+    if found is not None:
+        return found[1].keyword is not None and found[1].keyword.value == "message_history"
+    node = located(wrapper).node_at(finding.span)
+    entry = module_index(module).parents.get(id(node)) if node is not None else None
+    return isinstance(entry, cst.DictElement) and string(entry.key) == "message_history"
+
+
 def _message_history_view(finding: Finding, module, wrapper, lines) -> Fix | None:
     """`message_history=h` -> `message_history=bounded_view(h, last_turns=10)`, and a store
     `h = r.all_messages()` -> `h = [*h, *r.new_messages()]` (the stored history stays whole)."""
     history = text_at(lines, finding.span)
-    found = arg_at(wrapper, finding.span)
-    if (
-        found is None
-        or found[1].keyword is None
-        or found[1].keyword.value != "message_history"
-        or str(finding.properties.get("expression", "")) != history
-    ):
+    if not _given_as_history(finding, module, wrapper) or str(finding.properties.get("expression", "")) != history:
         return None
     stores = stores_of(module, wrapper, " ".join(history.split()), "all_messages")
     if stores is None:

@@ -443,6 +443,7 @@ class ProjectIndex:
             and not function.tool_params
             and not function.continued
             and not function.system_params
+            and not function.relays
         ):
             return None
         key = (path, name)
@@ -486,7 +487,16 @@ class ProjectIndex:
         retrieves = function.retrieves
         retrieved = RemoteRetrieval(retrieves, Place(shown, retrieves.span, retrieves.label)) if retrieves else None
         kept = Place(shown, function.keeps, "a conversation object") if function.keeps is not None else None
-        if not (sends or returned or function.writes or retrieved or kept or function.grows or function.system_params):
+        if not (
+            sends
+            or returned
+            or function.writes
+            or retrieved
+            or kept
+            or function.grows
+            or function.system_params
+            or function.relays
+        ):
             return None
         return RemoteFunction(
             shown,
@@ -501,6 +511,7 @@ class ProjectIndex:
             function.continued,
             function.grows,
             function.system_params,
+            function.relays,
         )
 
 

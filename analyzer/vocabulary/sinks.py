@@ -153,8 +153,10 @@ def triggers() -> tuple[re.Pattern[bytes], ...]:
     return (
         re.compile(rb"(?:%s)[\s)]*\.\s*(?:%s)\b" % (_names(receivers), _names(verbs))),  # c.chat.completions.create
         re.compile(rb"\.\s*(?:%s)%s" % (_names(methods), call)),  # llm.invoke(...), m.generate_content(...)
+        re.compile(rb"\.\s*(?:%s)%s\s*\*" % (_names(CALLEE_NAMES), call)),  # a wrapper's recv.run(*args, **kwargs)
         re.compile(rb"\b(?:%s)%s" % (_names(anywhere), call)),  # completion(...), ollama.chat(...)
-        re.compile(rb"[\"'](?:messages|contents|prompt)[\"']\s*:"),  # post(json={"messages": ...})
+        # post(json={"messages": ...}), run(q, **{"message_history": h})
+        re.compile(rb"[\"'](?:messages|contents|prompt|message_history)[\"']\s*:"),
         re.compile(rb"\bollama\b"),  # ollama.generate(...)
         re.compile(
             rb"\bRunner[\s)]*\.|\bmessage_history\s*="

@@ -92,6 +92,9 @@ class FunctionSummary:
     # parameters it gives a model call as the system prompt (`system_instruction=system_prompt`,
     # `{"role": "system", "content": system}`): the texts its callers give are what is sent
     system_params: tuple[str, ...] = ()
+    # (parameter, method): it calls `parameter.method(*args, **kwargs)` with its own star parameters
+    # (a retry, logging or tracing wrapper): a caller's call is that method's call on what it gives
+    relays: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,15 @@ class ModuleSummary:
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.tool_lists or self.lists) or any(
-            f.sends or f.forwards or f.returns or f.writes or f.retrieves or f.keeps or f.grows or f.system_params
+            f.sends
+            or f.forwards
+            or f.returns
+            or f.writes
+            or f.retrieves
+            or f.keeps
+            or f.grows
+            or f.system_params
+            or f.relays
             for f in self.functions.values()
         )
 
@@ -192,6 +203,7 @@ class RemoteFunction:
     continued: tuple[tuple[str, str], ...] = ()  # as `FunctionSummary.continued`
     grows: tuple[tuple[str, tuple[str, ...]], ...] = ()  # as `FunctionSummary.grows`
     system_params: tuple[str, ...] = ()  # as `FunctionSummary.system_params`
+    relays: tuple[tuple[str, str], ...] = ()  # as `FunctionSummary.relays`
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,8 @@ class FlowFacts:
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         if sink is None and isinstance(call.func, cst.Name):
             sink = self._aliased_sink(call)
-        if sink is None and any(a.star == "**" for a in call.args):
-            sink = self._spread_sink(call)
+        if any(a.star == "**" for a in call.args):  # what the spread dict holds is sent too
+            sink = self._spread_sink(call) or sink
         if sink is None and call.args and isinstance(call.args[0].value, cst.Attribute):
             sink = self._method_passed(call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None

@@ -403,7 +403,24 @@ class GrowthFacts:
         run = self.assignment_before(value.func.value)
         run = run.expression if isinstance(run, cst.Await) else run
         given = [a.value for a in run.args] if isinstance(run, cst.Call) else []
-        return next((v for v in given if isinstance(v, cst.Name) and v.value == name), None)
+        return next((read for v in given if (read := self._given_as(v, name, 0)) is not None), None)
+
+    def _given_as(self, value: cst.CSTNode, name: str, depth: int) -> cst.Name | None:
+        """The read of `name` an argument is: the name itself, a second name bound to it, or an
+        entry of a container (`box["items"]`, `**{"message_history": h}`) it was put in."""
+        if depth > 4:
+            return None
+        if isinstance(value, cst.Name):
+            if value.value == name:
+                return value
+            bound = self.assignment_before(value)
+            return self._given_as(bound, name, depth + 1) if isinstance(bound, cst.BaseExpression) else None
+        if isinstance(value, cst.Dict):
+            return next(
+                (r for e in value.elements if (r := self._given_as(e.value, name, depth + 1)) is not None), None
+            )
+        carried = self.carried(value)
+        return self._given_as(carried, name, depth + 1) if carried is not None else None
 
     def _collect_helper_growth(self, call: cst.Call) -> None:
         """`self._remember(self.history, msg)` / `add_turn(history, ...)`: a helper that grows,

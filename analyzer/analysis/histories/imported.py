@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from chatbound.vocabulary.facts import History, Storage, Use
-from chatbound.vocabulary.sinks import MESSAGE_ARGUMENTS, Sink
+from chatbound.vocabulary.sinks import MESSAGE_ARGUMENTS, Sink, sink_of
 from chatbound.vocabulary.summaries import Place, RemoteFunction, RemoteHistory
 
 
@@ -52,7 +52,31 @@ class ImportedFacts:
                 if argument is not None:
                     found.append((call, Sink(call, send.api, send.framework, (argument,))))
                     self.sent_elsewhere[id(call)] = send.place
+            for param, method in remote.relays if remote is not None else ():
+                relayed = self._relayed(call, remote.params, param, method)
+                if relayed is not None:
+                    found.append((call, relayed))
         return found
+
+    def _relayed(self, call: cst.Call, params: tuple[str, ...], param: str, method: str) -> Sink | None:
+        """The model call a wrapper's `recv.method(*args, **kwargs)` is for this call: the method
+        on what the call gives for `recv`, with the arguments it gives the star parameters."""
+        receiver = self.argument_in(call, params, param)
+        if receiver is None:
+            return None
+        named = [p for p in params if not p.startswith("*")]
+        skip = 1 if named and named[0] in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        rest = [
+            *positional[len(named) - skip :],
+            *(a for a in call.args if a.star or (a.keyword is not None and a.keyword.value not in named)),
+        ]
+        sent = sink_of(
+            cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=rest),
+            self.qualified,
+            self.assignment_before,
+        )
+        return Sink(call, sent.api, sent.framework, sent.content) if sent is not None else None
 
     def passed_on(
         self, call: cst.Call, params: tuple[str, ...], param: str, position: int = 0

@@ -38,7 +38,7 @@ from chatbound.syntax.messages import class_name, message_roles
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import Text, returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
-from chatbound.vocabulary.sinks import Sink, sink_of
+from chatbound.vocabulary.sinks import CALLEE_NAMES, Sink, sink_of
 from chatbound.vocabulary.summaries import (
     Forward,
     FunctionSummary,
@@ -323,6 +323,7 @@ class Summarizer(ChatRule):
             continued=_continued(facts, function),
             grows=_grows(facts, function),
             system_params=_system_params(facts, function, calls, self.system_contents),
+            relays=_relays(facts, function, calls),
         )
 
     @staticmethod
@@ -453,6 +454,36 @@ def _continued(facts: ChatFacts, function: cst.FunctionDef) -> tuple[tuple[str, 
             if param is not None and arg.keyword is not None:
                 found.append((param, arg.keyword.value))
     return tuple(found)
+
+
+def _relays(facts: ChatFacts, function: cst.FunctionDef, calls: list[cst.Call]) -> tuple[tuple[str, str], ...]:
+    """`(recv, "run_sync")` for `recv.run_sync(*args, **kwargs)` in `def call(recv, *args, **kwargs)`:
+    a wrapper that hands everything its callers give on to a method of what they give it, which
+    may be a model call (the callee names `sink_of` knows), whatever the receiver is."""
+    stars = {
+        star: param.name.value
+        for star, param in (("*", function.params.star_arg), ("**", function.params.star_kwarg))
+        if isinstance(param, cst.Param)
+    }
+    if not stars:
+        return ()
+    named = {p.name.value for p in facts._params(function)}
+    found = []
+    for call in calls:
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in named
+            and func.attr.value in CALLEE_NAMES
+            and call.args
+            and all(
+                a.star and isinstance(a.value, cst.Name) and stars.get(str(a.star)) == a.value.value for a in call.args
+            )
+        ):
+            continue
+        found.append((func.value.value, func.attr.value))
+    return tuple(dict.fromkeys(found))
 
 
 def _system_params(
