@@ -70,16 +70,16 @@ def collect(facts) -> None:
     processors = [c for c in facts.nodes.calls if _processes_history(c)]
     if not processors:
         return
-    for sink in facts.sinks:
-        given = keyword(sink.call, "message_history") if sink.framework == "pydantic_ai" else None
-        _trimmed(facts, given.value if given is not None else None, processors)
-    for _, site in facts.imported_sites():  # a run of another module's function given the agent and the history
+    # a run of this module, or of another module's function given the agent and the history
+    for site in (*facts.sinks, *(s for _, s in facts.imported_sites())):
         for sent in site.content if site.framework == "pydantic_ai" else ():
             _trimmed(facts, sent, processors)
 
 
-def _trimmed(facts, history: cst.BaseExpression | None, processors: list[cst.Call]) -> None:
-    storage = facts.storage_of(history) if history is not None else None
+def _trimmed(facts, history: cst.BaseExpression, processors: list[cst.Call]) -> None:
+    """The history a run is given (as is, or read out of a container it was put in) is trimmed."""
+    carried = facts.carried(history)
+    storage = facts.storage_of(carried if carried is not None else history)
     if storage is not None:
         facts.history(storage).trims.extend(processors)
 

@@ -5,6 +5,8 @@ constructor), the helpers whose parameters reach one (`sent_params`), every send
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from chatbound import frameworks
@@ -66,8 +68,14 @@ class FlowFacts:
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         if sink is None and isinstance(call.func, cst.Name):
             sink = self._aliased_sink(call)
-        if any(a.star == "**" for a in call.args):  # what the spread dict holds is sent too
-            sink = self._spread_sink(call) or sink
+        spread = self._spread_sink(call) if any(a.star == "**" for a in call.args) else None
+        if spread is not None:  # what the spread dict holds is sent too
+            known = {id(c) for c in sink.content} if sink is not None else set()
+            sink = (
+                replace(sink, content=(*sink.content, *(c for c in spread.content if id(c) not in known)))
+                if sink
+                else spread
+            )
         if sink is None and call.args and isinstance(call.args[0].value, cst.Attribute):
             sink = self._method_passed(call)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
