@@ -10,6 +10,7 @@ from chatbound.analysis.prompts import (
     FRAMEWORK_PROMPT_TRIGGERS,
     OversizedImported,
     SystemPrompts,
+    data_file,
     has_system_prompt_place,
     may_exceed,
     may_hold_text,
@@ -362,6 +363,7 @@ class PromptOversizedSystem(Rule):
             for use in uses
             if not isinstance(use, cst.Name) and self.span(use).line != line
         ][:1]
+        related += [self.related(data_file(self.context, f), "the text is this file") for f in files]
         self._finding(text.node, f"System prompt{source} is {at_least}{count} tokens", count, encoding, related)
 
     def _report_imported(self, remote: RemoteText, count: int, encoding: str, use: cst.BaseExpression) -> None:

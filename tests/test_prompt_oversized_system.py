@@ -54,6 +54,19 @@ def test_a_prompt_file_read_by_literal_path_is_counted_where_it_is_read(tmp_path
     assert "read from prompts/system.md" in finding.message
 
 
+def test_the_finding_names_the_prompt_file_it_was_read_from(tmp_path):
+    (tmp_path / "shared" / "prompts").mkdir(parents=True)
+    (tmp_path / "shared" / "prompts" / "system.md").write_text(POLICY)
+    (tmp_path / "shared" / "agents").mkdir()
+    (tmp_path / "shared" / "pyproject.toml").write_text("")  # the app's root: a path is read from there
+    code = 'SYSTEM_PROMPT = open("prompts/system.md").read()\n' + SEND
+    result = analyze_source(code, "agents/app.py", RULE, {}, directory=str(tmp_path / "shared" / "agents"))
+    [finding] = result.findings
+    assert [(r.path, r.span.line, r.span.col, r.message) for r in finding.related if r.path] == [
+        ("prompts/system.md", 1, 1, "the text is this file")
+    ]
+
+
 def test_with_open_as_f_read_is_resolved(tmp_path):
     (tmp_path / "system.txt").write_text(POLICY)
     code = 'with open("system.txt") as f:\n    SYSTEM_PROMPT = f.read()\n' + SEND

@@ -27,14 +27,16 @@ from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProv
 from chatbound import frameworks
 from chatbound.analysis.project.imports import imports_of
 from chatbound.compaction.tokens import DEFAULT_ENCODING, get_encoder
+from chatbound.findings import Span
 from chatbound.syntax.bytescan import literal_bytes
+from chatbound.syntax.datafiles import folder_holding
 from chatbound.syntax.messages import ast_callee_name, callee_name, string
 from chatbound.syntax.stdlib_tree import PythonTree
 from chatbound.syntax.texts import Frame, Text, text_of, text_root
 from chatbound.syntax.tree import ModuleTree
 from chatbound.syntax.values import bound_expression
 from chatbound.vocabulary.sinks import dotted
-from chatbound.vocabulary.summaries import RemoteText
+from chatbound.vocabulary.summaries import Place, RemoteText
 
 SYSTEM_ROLES = ("system", "developer")
 SYSTEM_KEYWORDS = ("system", "system_prompt", "system_instruction", "system_message", "instructions")
@@ -550,3 +552,11 @@ class SystemPrompts:
         key = self._imported_name(expression) if project is not None and project.texts else None
         remote = project.texts.get(key) if key is not None and project is not None else None
         return remote if remote is not None and remote.returned == called else None
+
+
+def data_file(context, relative: str) -> Place:
+    """Where a data file the module reads its prompt from is (its first line), spelled as the
+    module's own path is: the place a reader opens to shorten the text."""
+    folder = folder_holding(context.directory, relative)
+    beside = os.path.relpath(os.path.join(folder, relative), context.directory or ".")
+    return Place(os.path.normpath(os.path.join(os.path.dirname(context.path), beside)), Span(1, 1, 1, 1))

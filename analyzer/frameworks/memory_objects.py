@@ -144,7 +144,8 @@ def _memory_of(facts, call: cst.Call) -> Kept | None:
     name = callee_name(call)
     if name in BUFFER_MEMORIES:
         advice = "buffer" if name == "ConversationBufferMemory" else "langchain"  # the window fix is the buffer's
-        return _kept(call, f"`{name}` keeps every message and puts all of it into each prompt", advice, name)
+        memory = _kept(call, f"`{name}` keeps every message and puts all of it into each prompt", advice, name)
+        return replace(memory, related=_memory_uses(facts, call))
     if name in UNBOUNDED_CHAINS and keyword(call, "memory") is None:
         message = (
             f"`{name}` without `memory=` uses ConversationBufferMemory, which sends every earlier message on each call"
@@ -165,6 +166,28 @@ def _memory_of(facts, call: cst.Call) -> Kept | None:
     if dotted(call.func)[-3:] == THREAD_ADDS:
         return _kept_thread(facts, call)
     return None
+
+
+# langchain 0.3 BaseChatMemory: `save_context` adds the exchange, `load_memory_variables` reads it all back
+MEMORY_USES = {"save_context": "the memory grows here", "load_memory_variables": "all of it is read back here"}
+
+
+def _memory_uses(facts, call: cst.Call) -> tuple[tuple[cst.CSTNode, str], ...]:
+    """Where the module adds to the memory `call` makes, and reads it whole: the memory as it
+    is kept (`store[sid] = ConversationBufferMemory(...)`), and any name bound to it since."""
+    parent = facts.parent(call)
+    target = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+    kept = facts.storage_of(target) if target is not None else None
+    if kept is None:
+        return ()
+    found = []
+    for use in facts.nodes.calls:
+        func = use.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MEMORY_USES:
+            held = facts.storage_of(func.value)
+            if held is not None and held.key == kept.key:
+                found.append((use, MEMORY_USES[func.attr.value]))
+    return tuple(found[:4])
 
 
 def _kept(call: cst.Call, message: str, advice: str, kind: str, framework: str = "langchain") -> Kept:

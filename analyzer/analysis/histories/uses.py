@@ -48,6 +48,18 @@ class UseFacts:
         if getter is not None:  # `self.payload` runs `@property def payload(self)`: what it returns
             return self._returned_uses(getter, expr, seen)
         storage = self.storage_of(expr)
+        if (
+            storage is not None
+            and isinstance(expr, cst.Name)
+            and storage.kind == "module"
+            and self.function_of(expr) is None
+            and expr not in seen
+            and not self.nodes.growth_by_name.get(expr.value)
+        ):  # a script's `api = [... for m in st.session_state.messages]`, read as the script runs on
+            value = self.assignment_before(expr)
+            copied = self.whole_history_in(value, seen | {expr}) if isinstance(value, cst.BaseExpression) else []
+            if copied:
+                return [rerooted(u, expr) for u in copied]
         if storage is not None:
             if isinstance(expr, (cst.Subscript, cst.Attribute)) and not self._holds_history(storage):
                 carried = self._carried_uses(expr, seen)  # a module-level `box = {"items": h}`: what was put there
