@@ -183,6 +183,7 @@ class AgentOversizedHandoff(ChatRule):
     SUMMARY = "A second agent receives the whole conversation instead of a brief."
     TAGS = ("cost", "llm", "agents")
     READS_LINKS = True  # a receiver, or the history it is handed, may be of another module
+    CROSS_MODULE = True  # an agent run or a worker's model call may be another module's function
     # The calls `_may_hand_off` accepts: every finding is reported on one of them.
     TRIGGERS = (
         re.compile(rb"\ba?(?:%s)(?:_[\w\x80-\xff]*)?[\s)]*\(" % b"|".join(v.encode() for v in HANDOFF_VERBS), re.I),
@@ -423,12 +424,15 @@ class AgentOversizedHandoff(ChatRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         fan_out = any(callee_name(c) in FAN_OUTS for c in self.nodes.calls)
-        candidates = [c for c in self.nodes.calls if self._may_hand_off(c, fan_out)]
+        sending = self._imported_senders()
+        candidates = [c for c in self.nodes.calls if self._may_hand_off(c, fan_out) or callee_name(c) in sending]
         if not candidates:
             return  # the chat facts (and their metadata) are built only for a possible handoff
         # a call that is only a candidate because the module fans out must be one of the workers
         # (only parent links, far cheaper than the scopes and qualified names the facts need)
-        candidates = [c for c in candidates if self._may_hand_off(c, False) or self._fanned_out(c)]
+        candidates = [
+            c for c in candidates if self._may_hand_off(c, False) or self._fanned_out(c) or callee_name(c) in sending
+        ]
         if not candidates:
             return
         facts = self.chat_facts()
@@ -456,6 +460,12 @@ class AgentOversizedHandoff(ChatRule):
 
     # --- where a conversation changes hands --------------------------------------------
 
+    def _imported_senders(self) -> set[str]:
+        """The names of the functions of other modules that send a parameter (as the project
+        pass linked them): a call of one may be an agent run or a worker's model call."""
+        linked = self.context.project
+        return {name.rsplit(".", 1)[-1] for name, f in linked.functions.items() if f.sends} if linked else set()
+
     @staticmethod
     def _may_hand_off(call: cst.Call, fan_out: bool) -> bool:
         """A syntactic first cut of `_handoff_targets`, before any dataflow."""
@@ -475,16 +485,22 @@ class AgentOversizedHandoff(ChatRule):
         """The arguments of `call` that a second agent receives, or [] when it is no handoff."""
         name = callee_name(call)
         parts = dotted(call.func)
-        if name in AGENT_RUNS and len(parts) > 1 and parts[-2] == "Runner":
+        if self.facts.agent_run(call) is not None:
             return [call] if self._other_agent(call) else []
         if HANDOFF_NAME.match(name):
             return list(call.args)
         receiver = parts[-2] if len(parts) > 1 else ""
         if name in RUN_METHODS and SPECIALIST.search(receiver):
             return list(call.args)
-        if (name in RUN_METHODS or sink_of(call, self.facts.qualified)) and self._fanned_out(call):
+        if (
+            name in RUN_METHODS or sink_of(call, self.facts.qualified) or self._sent_elsewhere(call)
+        ) and self._fanned_out(call):
             return list(call.args)
         return []
+
+    def _sent_elsewhere(self, call: cst.Call) -> bool:
+        """A call of another module's function that sends what it is given (`transport.ask(worker, h)`)."""
+        return any(site is call for site, _ in self.facts.imported_sites())
 
     def _receiver_sends(self, call: cst.Call, argument: cst.CSTNode) -> bool:
         """Whether the analysis shows the receiver sending `argument` to a model: the call is a
@@ -557,19 +573,19 @@ class AgentOversizedHandoff(ChatRule):
         return False
 
     def _other_agent(self, call: cst.Call) -> bool:
-        """`Runner.run(B, result.to_input_list())` where `result` came from a run of another agent."""
-        agent = positional(call, 0)
-        items = positional(call, 1) or keyword(call, "input")
-        if agent is None or items is None:
+        """`Runner.run(B, result.to_input_list())` where `result` came from a run of another agent
+        (either run may be another module's function running the agent it is given)."""
+        run = self.facts.agent_run(call)
+        if run is None:
             return False
-        agent_code = self.facts.code(agent.value)
+        agent, items = run
+        agent_code = self.facts.code(agent)
         if agent_code.endswith("last_agent"):
             return False
-        for node in self._replays(items.value):
+        for node in self._replays(items):
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
             earlier = self._earlier_run(receiver) if isinstance(receiver, cst.Name) else None
-            first = positional(earlier, 0) if earlier is not None else None
-            if first is not None and self.facts.code(first.value) != agent_code:
+            if earlier is not None and self.facts.code(earlier[0]) != agent_code:
                 return True
         return False
 
@@ -589,22 +605,22 @@ class AgentOversizedHandoff(ChatRule):
             and self.facts.function_of(c) is function
         ]
 
-    def _earlier_run(self, name: cst.Name) -> cst.Call | None:
+    def _earlier_run(self, name: cst.Name) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        """(the agent, the input) of the run whose result `name` holds."""
         value = self.facts.assignment_before(name)
         if isinstance(value, cst.Await):
             value = value.expression
-        if isinstance(value, cst.Call) and callee_name(value) in AGENT_RUNS:
-            return value
-        return None
+        return self.facts.agent_run(value) if isinstance(value, cst.Call) else None
 
     def _whole_history(self, expr: cst.BaseExpression) -> tuple[str, cst.CSTNode, History | None] | None:
         """(how the code names the conversation, where it enters, its history when the analysis
         keeps one) when `expr` carries a whole one:
         a history the analysis saw grow with the turns, or a framework's conversation state (an
         Agents SDK run's input list, LangGraph's `state["messages"]`)."""
-        framework_run = isinstance(expr, cst.Call) and callee_name(expr) in AGENT_RUNS
-        if framework_run:
-            expr = (positional(expr, 1) or keyword(expr, "input")).value
+        run = self.facts.agent_run(expr) if isinstance(expr, cst.Call) else None
+        framework_run = run is not None
+        if run is not None:
+            expr = run[1]
         if self._built_as_brief(expr, 0):
             return None
         for use in self.facts.whole_history_in(expr):

@@ -47,7 +47,8 @@ from chatbound.vocabulary.summaries import (
     TextSummary,
 )
 
-CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript")
+# `to_input_list`: an Agents SDK run's conversation replayed (openai-agents 0.24 RunResult)
+CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript", b"to_input_list")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
 # asks a repository module to store a turn (`add_message_to_history(uid, ...)`, `db.save_message(...)`)
 STORE_CALL = re.compile(
@@ -461,7 +462,8 @@ class ProjectIndex:
     def _linked_function(self, path: str, name: str, function, modules: set[str], depth: int) -> RemoteFunction | None:
         shown = self.shown(path)
         sends = [
-            RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api), s.position) for s in function.sends
+            RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api), s.position, s.agent)
+            for s in function.sends
         ]
         for forward in function.forwards:  # a wrapper: the parameter goes on to a function of another module
             if any(s.param == forward.param for s in sends):

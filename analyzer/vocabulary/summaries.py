@@ -22,6 +22,7 @@ class SendSummary:
     framework: str
     span: Span  # the model call
     position: int = 0  # for a `*args` parameter: which of the arguments it stands for reaches the model
+    agent: str = ""  # an agent run's (`Runner.run(agent, items)`): the parameter given as the agent
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ class RemoteSend:
     framework: str
     place: Place  # the model call, possibly several modules away
     position: int = 0  # as `SendSummary.position`
+    agent: str = ""  # as `SendSummary.agent`
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from chatbound.syntax.messages import callee_name
 from chatbound.vocabulary.facts import History, Storage, Use
-from chatbound.vocabulary.sinks import MESSAGE_ARGUMENTS, Sink, sink_of
+from chatbound.vocabulary.sinks import AGENT_RUNS, MESSAGE_ARGUMENTS, Sink, dotted, keyword, positional, sink_of
 from chatbound.vocabulary.summaries import Place, RemoteFunction, RemoteHistory
 
 
@@ -91,6 +92,24 @@ class ImportedFacts:
             named = [p for p in params if not p.startswith("*")]
             return self.argument_in(call, (*named, *(f"*{i}" for i in range(position)), param), param)
         return self.argument_in(call, params, param)
+
+    def agent_run(self, call: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        """(the agent, the input) of an Agents SDK run: `Runner.run(agent, items)` (openai-agents
+        0.24 `starting_agent`, `input`), or a call of another module's function that runs the
+        agent and the input it is given (`transport.run(items, agent)`)."""
+        parts = dotted(call.func)
+        if callee_name(call) in AGENT_RUNS and parts[-2:-1] == ["Runner"]:
+            agent = positional(call, 0) or keyword(call, "starting_agent")
+            items = positional(call, 1) or keyword(call, "input")
+            return (agent.value, items.value) if agent is not None and items is not None else None
+        remote = self.imported_function(call) if not self.callees(call) else None
+        for send in remote.sends if remote is not None else ():
+            if send.framework == "agents" and send.agent:
+                agent_value = self.passed_on(call, remote.params, send.agent)
+                items_value = self.passed_on(call, remote.params, send.param, send.position)
+                if agent_value is not None and items_value is not None:
+                    return agent_value, items_value
+        return None
 
     def imported_uses(self, call: cst.Call) -> list[Use] | None:
         """The whole history an imported function returns; [] when it is linked and returns

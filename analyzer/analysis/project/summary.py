@@ -38,7 +38,7 @@ from chatbound.syntax.messages import class_name, message_roles
 from chatbound.syntax.parse import no_gc, parse
 from chatbound.syntax.texts import Text, returned_text, text_of
 from chatbound.syntax.visitors import visit_batched
-from chatbound.vocabulary.sinks import CALLEE_NAMES, Sink, sink_of
+from chatbound.vocabulary.sinks import CALLEE_NAMES, Sink, keyword, positional, sink_of
 from chatbound.vocabulary.summaries import (
     Forward,
     FunctionSummary,
@@ -297,11 +297,13 @@ class Summarizer(ChatRule):
         sent = facts.sent_params(function)
         trimmed = _trimmed(facts, function) if sent else set()
         sends = tuple(
-            SendSummary(param, sink.api, sink.framework, self.span(sink.call))
+            SendSummary(
+                param, sink.api, sink.framework, self.span(sink.call), agent=_agent_param(facts, function, sink)
+            )
             for param, sink in sent
             if param not in trimmed
         ) + tuple(
-            SendSummary(param, sink.api, sink.framework, self.span(sink.call), position)
+            SendSummary(param, sink.api, sink.framework, self.span(sink.call), position, _spread_agent(sink, param))
             for param, sink, position in self._passed_on(facts, function)
         )
         returned = None
@@ -418,6 +420,23 @@ def _read_position(facts: ChatFacts, call: cst.Call, spread: cst.Arg) -> int:
     sink = sink_of(call.with_changes(args=args), facts.qualified, facts.assignment_before)
     read = [i for i, probe in enumerate(probes) if sink is not None and any(c is probe.value for c in sink.content)]
     return read[0] if read else 0
+
+
+def _agent_param(facts: ChatFacts, function: cst.FunctionDef, sink: Sink) -> str:
+    """The parameter an Agents SDK run in `function` is given as its agent (`Runner.run(agent,
+    items)`, openai-agents 0.24 `starting_agent`), so that a caller's two runs can be told apart."""
+    if sink.framework != "agents":
+        return ""
+    agent = positional(sink.call, 0) or keyword(sink.call, "starting_agent")
+    return (_own_param(facts, function, agent.value) or "") if agent is not None else ""
+
+
+def _spread_agent(sink: Sink, param: str) -> str:
+    """`"*args"` when an Agents SDK run is given a wrapper's `*args` first (`Runner.run(*args,
+    **kwargs)`): the caller's first argument there is the agent."""
+    first = sink.call.args[0] if sink.call.args else None
+    spread = first is not None and first.star == "*" and isinstance(first.value, cst.Name)
+    return param if sink.framework == "agents" and spread and param == f"*{first.value.value}" else ""
 
 
 def _own_param(facts: ChatFacts, function: cst.FunctionDef, value: cst.BaseExpression) -> str | None:
