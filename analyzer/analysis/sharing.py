@@ -241,11 +241,14 @@ def held_conversations(facts) -> list[Held]:
     found: dict[int, Held] = {}
     for call in facts.nodes.calls:
         entry = reached.get(id(facts.function_of(call)))
-        if entry is None or not isinstance(call.func, cst.Attribute):
+        if entry is None:
             continue
-        once = _made_once(facts, call.func.value, frozenset())
-        if once is not None and id(once[0]) not in found:
-            found[id(once[0])] = Held(once[0], once[1], entry, call.func.value, _identity(entry))
+        # the object a method is called on, or given to another module's function that calls it
+        receivers = [call.func.value] if isinstance(call.func, cst.Attribute) else []
+        for receiver in [*receivers, *facts.given_receivers(call)]:
+            once = _made_once(facts, receiver, frozenset())
+            if once is not None and id(once[0]) not in found:
+                found[id(once[0])] = Held(once[0], once[1], entry, receiver, _identity(entry))
     return list(found.values())
 
 

@@ -257,10 +257,10 @@ def sink(facts, call: cst.Call):
     return _first(_SINK, facts, call)
 
 
-def runs_elsewhere(facts, call: cst.Call) -> bool:
-    """Whether a call that looks like a model call hands its input to code that makes its own
-    (a compiled graph's `invoke`): it is no send itself."""
-    return any(function(facts, call) for function in _RUNS_ELSEWHERE)
+def runs_elsewhere(facts, receiver: cst.BaseExpression, method: str) -> bool:
+    """Whether `receiver.method(...)`, which looks like a model call, hands its input to code that
+    makes its own (a compiled graph's `invoke`): it is no send itself."""
+    return any(function(facts, receiver, method) for function in _RUNS_ELSEWHERE)
 
 
 def tool_results(facts, call: cst.Call, arg: cst.Arg) -> bool:

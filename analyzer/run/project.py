@@ -47,8 +47,9 @@ from chatbound.vocabulary.summaries import (
     TextSummary,
 )
 
-# `to_input_list`: an Agents SDK run's conversation replayed (openai-agents 0.24 RunResult)
-CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript", b"to_input_list")
+# `to_input_list`: an Agents SDK run's conversation replayed (openai-agents 0.24 RunResult); `chat`: a chat
+# engine or session object the file hands to another module's function to send with
+CHAT_WORDS = (b"role", b"message", b"history", b"conversation", b"dialog", b"transcript", b"to_input_list", b"chat")
 GROWTH = re.compile(rb"\.(?:append|extend|insert|add\w*)\s*\(|\+=|\+\s*\[")  # grows, or asks another module to
 # asks a repository module to store a turn (`add_message_to_history(uid, ...)`, `db.save_message(...)`)
 STORE_CALL = re.compile(
@@ -462,7 +463,7 @@ class ProjectIndex:
     def _linked_function(self, path: str, name: str, function, modules: set[str], depth: int) -> RemoteFunction | None:
         shown = self.shown(path)
         sends = [
-            RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api), s.position, s.agent)
+            RemoteSend(s.param, s.api, s.framework, Place(shown, s.span, s.api), s.position, s.agent, s.receiver)
             for s in function.sends
         ]
         for forward in function.forwards:  # a wrapper: the parameter goes on to a function of another module

@@ -23,6 +23,7 @@ class SendSummary:
     span: Span  # the model call
     position: int = 0  # for a `*args` parameter: which of the arguments it stands for reaches the model
     agent: str = ""  # an agent run's (`Runner.run(agent, items)`): the parameter given as the agent
+    receiver: str = ""  # the parameter the call is made on (`recv.chat(items)`): a caller's object sends
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ class RemoteSend:
     place: Place  # the model call, possibly several modules away
     position: int = 0  # as `SendSummary.position`
     agent: str = ""  # as `SendSummary.agent`
+    receiver: str = ""  # as `SendSummary.receiver`
 
 
 @dataclass(frozen=True)

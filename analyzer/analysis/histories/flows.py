@@ -63,7 +63,9 @@ class FlowFacts:
     def _sink(self, call: cst.Call) -> Sink | None:
         """`sink_of`, plus model clients known only by their constructor (AutoGen `create`),
         and the framework of a generic `x.chat(...)` named after x's constructor."""
-        if self._own_method(call) or frameworks.runs_elsewhere(self, call):
+        if self._own_method(call) or (
+            isinstance(call.func, cst.Attribute) and frameworks.runs_elsewhere(self, call.func.value, callee_name(call))
+        ):
             return None
         sink = sink_of(call, self.qualified, self.assignment_before) or frameworks.sink(self, call)
         if sink is None and isinstance(call.func, cst.Name):

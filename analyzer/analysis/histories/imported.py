@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from chatbound import frameworks
 from chatbound.syntax.messages import callee_name
 from chatbound.vocabulary.facts import History, Storage, Use
 from chatbound.vocabulary.sinks import AGENT_RUNS, MESSAGE_ARGUMENTS, Sink, dotted, keyword, positional, sink_of
@@ -48,16 +49,33 @@ class ImportedFacts:
         found = self._summaries["imported sites"] = []
         for call in self.nodes.calls:
             remote = self.imported_function(call) if not self.callees(call) else None
-            for send in remote.sends if remote is not None else ():
+            if remote is None:
+                continue
+            for send in remote.sends:
                 argument = self.passed_on(call, remote.params, send.param, send.position)
-                if argument is not None:
+                if argument is not None and not self._runs_elsewhere(call, remote, send):
                     found.append((call, Sink(call, send.api, send.framework, (argument,))))
                     self.sent_elsewhere[id(call)] = send.place
-            for param, method in remote.relays if remote is not None else ():
+            for param, method in remote.relays:
                 relayed = self._relayed(call, remote.params, param, method)
                 if relayed is not None:
                     found.append((call, relayed))
         return found
+
+    def _runs_elsewhere(self, call: cst.Call, remote: RemoteFunction, send) -> bool:
+        """The helper's model call is made on what the caller gives it, and that runs its own
+        model calls (`transport.send(graph, state)` of a compiled graph): no send here."""
+        receiver = self.argument_in(call, remote.params, send.receiver) if send.receiver else None
+        return receiver is not None and frameworks.runs_elsewhere(self, receiver, send.api.rpartition(".")[2])
+
+    def given_receivers(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """What `call` gives another module's function to make its model call on (`send(engine, q)`
+        of `def send(recv, q): return recv.chat(q)`, or a wrapper relaying to a method of it)."""
+        remote = self.imported_function(call) if not self.callees(call) else None
+        if remote is None:
+            return []
+        params = {s.receiver for s in remote.sends if s.receiver} | {p for p, _ in remote.relays}
+        return [a for p in sorted(params) if (a := self.argument_in(call, remote.params, p)) is not None]
 
     def _relayed(self, call: cst.Call, params: tuple[str, ...], param: str, method: str) -> Sink | None:
         """The model call a wrapper's `recv.method(*args, **kwargs)` is for this call: the method

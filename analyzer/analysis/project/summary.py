@@ -298,12 +298,25 @@ class Summarizer(ChatRule):
         trimmed = _trimmed(facts, function) if sent else set()
         sends = tuple(
             SendSummary(
-                param, sink.api, sink.framework, self.span(sink.call), agent=_agent_param(facts, function, sink)
+                param,
+                sink.api,
+                sink.framework,
+                self.span(sink.call),
+                agent=_agent_param(facts, function, sink),
+                receiver=_receiver_param(facts, function, sink),
             )
             for param, sink in sent
             if param not in trimmed
         ) + tuple(
-            SendSummary(param, sink.api, sink.framework, self.span(sink.call), position, _spread_agent(sink, param))
+            SendSummary(
+                param,
+                sink.api,
+                sink.framework,
+                self.span(sink.call),
+                position,
+                _spread_agent(sink, param),
+                _receiver_param(facts, function, sink),
+            )
             for param, sink, position in self._passed_on(facts, function)
         )
         returned = None
@@ -429,6 +442,13 @@ def _agent_param(facts: ChatFacts, function: cst.FunctionDef, sink: Sink) -> str
         return ""
     agent = positional(sink.call, 0) or keyword(sink.call, "starting_agent")
     return (_own_param(facts, function, agent.value) or "") if agent is not None else ""
+
+
+def _receiver_param(facts: ChatFacts, function: cst.FunctionDef, sink: Sink) -> str:
+    """The parameter the model call is made on (`def send(recv, items): return recv.chat(items)`):
+    what a caller gives for it is the object that sends (a chat engine, a compiled graph)."""
+    func = sink.call.func
+    return (_own_param(facts, function, func.value) or "") if isinstance(func, cst.Attribute) else ""
 
 
 def _spread_agent(sink: Sink, param: str) -> str:

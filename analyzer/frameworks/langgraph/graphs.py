@@ -337,12 +337,11 @@ def _node_name(facts, value: cst.BaseExpression) -> str | None:
     return value.value if isinstance(value, cst.Name) else None
 
 
-def runs_elsewhere(facts, call: cst.Call) -> bool:
+def runs_elsewhere(facts, receiver: cst.BaseExpression, method: str) -> bool:
     """`graph.invoke(state)` of a graph this module compiles (`graph = builder.compile()` of a
     `StateGraph`), or imports from the module that compiles it: no model call itself, the state goes to the graph's nodes, whose own model
     calls say what is sent (langgraph 1.2 pregel: `invoke` runs the nodes on the input)."""
-    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if not isinstance(receiver, cst.Name) or callee_name(call) not in RUNS:
+    if not isinstance(receiver, cst.Name) or method not in RUNS:
         return False
     if any(m.tag == COMPILED_TAG for m in links(facts).seen.get(receiver.value, ())):
         return True  # `from graph import graph`: compiled in the module it comes from
