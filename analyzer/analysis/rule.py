@@ -83,14 +83,22 @@ SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 EXTRA_SECTIONS = ("Fix", "Frameworks covered")
 
 
+_RESOLVED: dict[int, tuple[MetadataWrapper, dict]] = {}  # the providers resolved for the file analyzed last
+
+
 class _LazyMetadata(Mapping):
-    """A visitor's metadata, each provider resolved (once per tree, by the wrapper) when asked."""
+    """A visitor's metadata, each provider resolved when asked, once per tree for all the rules
+    that ask (a file is analyzed by several rules at once, one file at a time)."""
 
     def __init__(self, wrapper: MetadataWrapper, providers: frozenset, source: bytes | str = "") -> None:
         self.wrapper = wrapper
         self.providers = providers
         self.source = source
-        self.resolved: dict = {}
+        shared = _RESOLVED.get(id(wrapper))
+        if shared is None or shared[0] is not wrapper:
+            _RESOLVED.clear()
+            shared = _RESOLVED[id(wrapper)] = (wrapper, {})
+        self.resolved: dict = shared[1]
 
     def __getitem__(self, provider):
         if provider not in self.providers:

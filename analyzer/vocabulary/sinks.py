@@ -153,7 +153,8 @@ def triggers() -> tuple[re.Pattern[bytes], ...]:
     return (
         re.compile(rb"(?:%s)[\s)]*\.\s*(?:%s)\b" % (_names(receivers), _names(verbs))),  # c.chat.completions.create
         re.compile(rb"\.\s*(?:%s)%s" % (_names(methods), call)),  # llm.invoke(...), m.generate_content(...)
-        re.compile(rb"\.\s*(?:%s)%s\s*\*" % (_names(CALLEE_NAMES), call)),  # a wrapper's recv.run(*args, **kwargs)
+        # a wrapper handing on everything to a method of its parameter: recv.run(*args, **kwargs)
+        re.compile(rb"(?<!self)\.\s*(?:%s)%s\s*\*{1,2}\w+\s*(?:,\s*\*\*\w+\s*)?\)" % (_names(CALLEE_NAMES), call)),
         re.compile(rb"\b(?:%s)%s" % (_names(anywhere), call)),  # completion(...), ollama.chat(...)
         # post(json={"messages": ...}), run(q, **{"message_history": h})
         re.compile(rb"[\"'](?:messages|contents|prompt|message_history)[\"']\s*:"),

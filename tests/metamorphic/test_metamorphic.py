@@ -45,22 +45,17 @@ NOT_YET: dict[tuple[str, str, str], str] = {
         "positive",
         "AGENT-OVERSIZED-HANDOFF",
         "growth-function",
-    ): "8/9 (88.9 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "10/11 (90.9 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "AGENT-OVERSIZED-HANDOFF",
         "send-forwarding",
-    ): "9/15 (60.0 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
-    (
-        "positive",
-        "AGENT-OVERSIZED-HANDOFF",
-        "send-function",
-    ): "10/15 (66.7 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "14/15 (93.3 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "AGENT-OVERSIZED-HANDOFF",
         "send-method",
-    ): "9/15 (60.0 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "14/15 (93.3 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "MEMORY-SHARED-ACROSS-USERS",
@@ -70,12 +65,12 @@ NOT_YET: dict[tuple[str, str, str], str] = {
         "positive",
         "MEMORY-SHARED-ACROSS-USERS",
         "send-forwarding",
-    ): "4/7 (57.1 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
+    ): "5/7 (71.4 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "MEMORY-SHARED-ACROSS-USERS",
         "send-function",
-    ): "4/7 (57.1 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
+    ): "5/7 (71.4 %): not diagnosed yet, new with this stop's shapes (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "MEMORY-SHARED-ACROSS-USERS",
@@ -95,7 +90,7 @@ NOT_YET: dict[tuple[str, str, str], str] = {
         "positive",
         "MEMORY-UNBOUNDED-HISTORY",
         "growth-function",
-    ): "52/61 (85.2 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
+    ): "53/62 (85.5 %): not diagnosed yet (benchmarks/metamorphic.py --failures names the cases)",
     (
         "positive",
         "MEMORY-UNBOUNDED-HISTORY",
